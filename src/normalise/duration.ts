@@ -1,0 +1,26 @@
+/**
+ * proto3 JSON durations: a decimal number of seconds with up to nine fractional digits and an
+ * `s` suffix (`"3600s"`, `"1.5s"`, `"0s"`, `"-2s"`). Pure.
+ */
+
+const DURATION = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/;
+
+export interface ParsedDuration {
+  /** Whole and fractional seconds as a JS number (microsecond precision is what PostgreSQL keeps). */
+  readonly seconds: number;
+  /** PostgreSQL interval literal, exact to the microsecond: `'3600.5 seconds'`. */
+  readonly interval: string;
+}
+
+/** Parses a proto3 JSON duration; undefined when the text is not one. */
+export function parseDuration(text: unknown): ParsedDuration | undefined {
+  if (typeof text !== 'string') return undefined;
+  const m = DURATION.exec(text.trim());
+  if (m === null) return undefined;
+  const sign = m[1] ?? '';
+  const whole = m[2] as string;
+  // PostgreSQL intervals keep microseconds: cut the nanosecond digits rather than round them away silently.
+  const frac = (m[3] ?? '').slice(0, 6).replace(/0+$/, '');
+  const literal = `${sign}${BigInt(whole).toString()}${frac ? `.${frac}` : ''}`;
+  return { seconds: Number(`${sign}${whole}.${m[3] ?? '0'}`), interval: `${literal} seconds` };
+}
