@@ -1,0 +1,205 @@
+/**
+ * The database behind Kysely: a PostgreSQL server over `pg` when a URL is given, else the embedded
+ * PostgreSQL (PGlite, a WASM build of the real server) stored in a directory. Both run the same SQL
+ * through the same code paths; only connection management differs.
+ */
+import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect, type DatabaseConnection, sql } from 'kysely';
+import pg from 'pg';
+import { GovtrailError } from '../errors.js';
+import type { DB } from './schema.js';
+
+export type DatabaseKind = 'postgres' | 'embedded';
+
+/** A connection-scoped handle: queries run on one session (advisory locks, transactions). */
+export type Session = Kysely<DB>;
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  /** Human description without credentials, for logs and the demo. */
+  readonly description: string;
+  readonly db: Kysely<DB>;
+  /** Runs `fn` on one dedicated session, released afterwards. */
+  withSession<T>(fn: (session: Session) => Promise<T>): Promise<T>;
+  /** Executes a script of several statements without parameters (migrations). */
+  executeScript(session: Session, script: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL URL; undefined selects the embedded database. */
+  url?: string | undefined;
+  /** Directory of the embedded database (`memory://` keeps it in memory). */
+  dataDir?: string;
+  /** Pool size for the server (default 10). */
+  maxConnections?: number;
+  /** application_name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+// Type parsers shared by both back ends: bigint as number (ids stay far below 2^53), interval and
+// numeric as text (exact), timestamps as Date.
+const INT8 = 20;
+const NUMERIC = 1700;
+const INTERVAL = 1186;
+
+/** Opens the database named by the options. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.url !== undefined) return openServer(options.url, options);
+  return openEmbedded(options.dataDir ?? '.govtrail', options);
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return `${u.protocol}//${u.username ? `${u.username}${u.password ? ':***' : ''}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+async function openServer(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === INT8) return (v: string) => Number(v);
+      if (oid === NUMERIC || oid === INTERVAL) return (v: string) => v;
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    application_name: options.applicationName ?? 'govtrail',
+    types: types as pg.CustomTypesConfig,
+  });
+  // An idle client's error (server restart) must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new GovtrailError('DATABASE', `cannot connect to ${redactUrl(url)}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    description: redactUrl(url),
+    db,
+    withSession: (fn) => db.connection().execute(fn),
+    async executeScript(session, script) {
+      // The simple query protocol runs several statements in one call.
+      await sql.raw(script).execute(session);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** A minimal pg-Pool look-alike over one PGlite instance, serialising sessions with a mutex. */
+async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Promise<Database> {
+  const { PGlite, types } = await import('@electric-sql/pglite');
+  const inMemory = dataDir.startsWith('memory://');
+  let release: () => void = () => {};
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    release = lockDirectory(dataDir);
+  }
+  let lite: InstanceType<typeof PGlite>;
+  try {
+    lite = await PGlite.create({
+      dataDir: inMemory ? 'memory://' : path.resolve(dataDir, 'pgdata'),
+      parsers: {
+        [types.INT8]: (v: string) => Number(v),
+        [types.NUMERIC]: (v: string) => v,
+        [types.INTERVAL]: (v: string) => v,
+      },
+    });
+  } catch (err) {
+    release();
+    throw new GovtrailError('DATABASE', `cannot open the embedded database in ${dataDir}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+
+  // PGlite is a single session: hand it to one borrower at a time so transactions do not interleave.
+  let queue: Promise<void> = Promise.resolve();
+  const client = {
+    async query(text: string, params: readonly unknown[] = []) {
+      const res = await lite.query(text, params as unknown[], { rowMode: 'object' });
+      const command = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase();
+      return { command, rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
+    },
+    release() {},
+  };
+  const pool = {
+    connect(): Promise<typeof client & { release(): void }> {
+      let unlock: () => void = () => {};
+      const turn = new Promise<void>((resolve) => {
+        unlock = resolve;
+      });
+      const ready = queue;
+      queue = queue.then(() => turn);
+      return ready.then(() => ({ ...client, release: unlock }));
+    },
+    async end() {},
+  };
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }),
+  });
+  return {
+    kind: 'embedded',
+    description: inMemory ? 'embedded PostgreSQL (in memory)' : `embedded PostgreSQL in ${path.resolve(dataDir)}`,
+    db,
+    withSession: (fn) => db.connection().execute(fn),
+    async executeScript(_session, script) {
+      // The caller holds the session, hence the mutex: PGlite's exec (several statements) is safe here.
+      await lite.exec(script);
+    },
+    async close() {
+      await db.destroy();
+      await lite.close();
+      release();
+    },
+  };
+}
+
+/** Keeps a second process from opening the same embedded database (PGlite has no lock of its own). */
+function lockDirectory(dir: string): () => void {
+  const file = path.join(dir, 'govtrail.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+        throw new GovtrailError(
+          'DATABASE',
+          `the embedded database in ${dir} is in use by process ${pid}; stop it, or set DATABASE_URL to share a PostgreSQL server`,
+        );
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  throw new GovtrailError('DATABASE', `cannot lock the embedded database in ${dir}`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export type { DatabaseConnection };

@@ -1,0 +1,168 @@
+/**
+ * Kysely table types of schema `govtrail` (data-model.md). Keep in step with sql/.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface SyncRunTable {
+  run_id: Generated<number>;
+  tenant_id: string;
+  trigger: string;
+  started_at: GeneratedTimestamp;
+  finished_at: Timestamp | null;
+  status: Generated<string>;
+  pages_fetched: Generated<number>;
+  entries_fetched: Generated<number>;
+  entries_inserted: Generated<number>;
+  entries_rejected: Generated<number>;
+  warnings: Generated<number>;
+  http_retries: Generated<number>;
+  checkpoint_before: string | null;
+  checkpoint_after: string | null;
+  stop_reason: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+export interface HistoryEntryTable {
+  tenant_id: string;
+  entry_id: string;
+  created_at: Timestamp;
+  created_at_text: string;
+  change_kind: string | null;
+  actor_kind: string | null;
+  actor_user_id: string | null;
+  syslog_event_id: string | null;
+  trace_id: string | null;
+  raw: Json;
+  run_id: number;
+  loaded_at: GeneratedTimestamp;
+  seq: Generated<number>;
+  row_hash: Buffer | Uint8Array;
+}
+
+export interface HistoryAnnotationTable {
+  tenant_id: string;
+  entry_id: string;
+  ordinal: number;
+  key: string | null;
+  kind: string | null;
+  raw_value: string | null;
+  display_value: string | null;
+  display_label: string | null;
+  display_url: string | null;
+}
+
+export interface SettingsSnapshotTable {
+  tenant_id: string;
+  entry_id: string;
+  allowed_client_types: string[] | null;
+  allows_all_client_types: boolean;
+  audit_verbosity: string | null;
+  auto_discovery_enabled: boolean | null;
+  default_tool_classification: string | null;
+  discovery_interval: string | null;
+  inactivity_close_after: string | null;
+  inactivity_hide_after: string | null;
+  retention_delete_after: string | null;
+  enabled: boolean | null;
+  prefer_code_mode_over_direct_tools: boolean | null;
+  require_tool_approval: boolean | null;
+  surface_requestable_tools: boolean | null;
+  settings_created_at: Timestamp | null;
+  settings_updated_at: Timestamp | null;
+  extra_fields: Json;
+}
+
+export interface CheckpointTable {
+  tenant_id: string;
+  entry_id: string;
+  entry_created_at: Timestamp;
+  entry_created_at_text: string;
+  run_id: number;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface RejectedEntryTable {
+  rejected_id: Generated<number>;
+  tenant_id: string;
+  run_id: number;
+  received_at: GeneratedTimestamp;
+  reason: string;
+  raw: Json | null;
+}
+
+export interface FieldChangeTable {
+  tenant_id: string;
+  entry_id: string;
+  field: string;
+  old_value: Json | null;
+  new_value: Json | null;
+  direction: string;
+}
+
+export interface AlertTable {
+  alert_id: Generated<number>;
+  tenant_id: string;
+  entry_id: string | null;
+  rule_id: string;
+  rule_version: number;
+  severity: string;
+  title: string;
+  summary: string;
+  context: Json;
+  dedupe_key: string;
+  run_id: number | null;
+  created_at: GeneratedTimestamp;
+}
+
+export interface AlertDeliveryTable {
+  alert_id: number;
+  sink: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  first_attempt_at: Timestamp | null;
+  next_attempt_at: GeneratedTimestamp;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+}
+
+export interface OwnerRemovalTable {
+  removal_id: Generated<number>;
+  requested_at: GeneratedTimestamp;
+  tenant_id: string;
+  app_id: string;
+  resource_type_id: string;
+  resource_id: string;
+  role_slug: string;
+  entitlement_app_id: string;
+  entitlement_id: string;
+  dry_run: boolean;
+  outcome: string;
+  http_status: number | null;
+  error: string | null;
+}
+
+export interface SchemaMigrationTable {
+  version: number;
+  name: string;
+  checksum: string;
+  applied_at: GeneratedTimestamp;
+}
+
+export interface DB {
+  'govtrail.sync_run': SyncRunTable;
+  'govtrail.history_entry': HistoryEntryTable;
+  'govtrail.history_annotation': HistoryAnnotationTable;
+  'govtrail.settings_snapshot': SettingsSnapshotTable;
+  'govtrail.checkpoint': CheckpointTable;
+  'govtrail.rejected_entry': RejectedEntryTable;
+  'govtrail.field_change': FieldChangeTable;
+  'govtrail.alert': AlertTable;
+  'govtrail.alert_delivery': AlertDeliveryTable;
+  'govtrail.owner_removal': OwnerRemovalTable;
+  'govtrail.schema_migration': SchemaMigrationTable;
+}
