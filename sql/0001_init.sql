@@ -31,7 +31,7 @@ create table govtrail.history_entry (
   tenant_id        text not null,
   entry_id         text collate "C" not null,
   created_at       timestamptz not null,
-  created_at_text  text not null,
+  created_at_text  text,             -- NULL when the wire had none (created_at then comes from the KSUID)
   change_kind      text,
   actor_kind       text,
   actor_user_id    text,
@@ -92,7 +92,7 @@ create table govtrail.checkpoint (
   tenant_id             text primary key,
   entry_id              text collate "C" not null,
   entry_created_at      timestamptz not null,
-  entry_created_at_text text not null,
+  entry_created_at_key  text not null, -- UTC, nine fractional digits: the stop rule compares at nanosecond precision
   run_id                bigint not null references govtrail.sync_run (run_id),
   updated_at            timestamptz not null default now()
 );
@@ -104,9 +104,12 @@ create table govtrail.rejected_entry (
   run_id       bigint not null references govtrail.sync_run (run_id),
   received_at  timestamptz not null default now(),
   reason       text not null,
-  raw          jsonb
+  raw          jsonb,
+  -- The same malformed entry is served again on every run inside the lookback window: keep it once.
+  raw_sha256   text not null
 );
 create index rejected_entry_tenant on govtrail.rejected_entry (tenant_id, received_at);
+create unique index rejected_entry_once on govtrail.rejected_entry (tenant_id, raw_sha256);
 
 -- Evidence tables are append-only: govtrail never updates or deletes them, and neither may anyone else
 -- without first disabling this trigger (which the tamper-evidence chain then exposes).

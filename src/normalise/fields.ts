@@ -53,9 +53,7 @@ export const SNAPSHOT_FIELDS: readonly SnapshotField[] = [
 ];
 
 /** Top-level snapshot keys that map to columns; every other key goes to extra_fields. */
-export const MAPPED_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
-  ...SNAPSHOT_FIELDS.map((f) => f.path[0]),
-]);
+export const MAPPED_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([...SNAPSHOT_FIELDS.map((f) => f.path[0])]);
 
 /** Lifecycle keys that map to columns; any other key under defaultClientLifecycle goes to extra_fields as `defaultClientLifecycle.<key>`. */
 export const MAPPED_LIFECYCLE_KEYS: ReadonlySet<string> = new Set(
@@ -63,10 +61,14 @@ export const MAPPED_LIFECYCLE_KEYS: ReadonlySet<string> = new Set(
 );
 
 /** Reads a field's wire value from a snapshot object (undefined when absent). */
-export function readWireField(snapshot: Record<string, unknown> | null | undefined, field: SnapshotField): unknown {
+export function readWireField(
+  snapshot: Record<string, unknown> | null | undefined,
+  field: SnapshotField,
+): unknown {
   if (snapshot === null || snapshot === undefined || typeof snapshot !== 'object') return undefined;
   const first = snapshot[field.path[0]];
   if (field.path.length === 1) return first;
-  if (first === null || first === undefined || typeof first !== 'object' || Array.isArray(first)) return undefined;
+  if (first === null || first === undefined || typeof first !== 'object' || Array.isArray(first))
+    return undefined;
   return (first as Record<string, unknown>)[field.path[1] as string];
 }

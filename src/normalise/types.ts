@@ -7,8 +7,8 @@ import type { WireSettings } from '../tenant-api/wire.js';
 export interface EntryRow {
   readonly tenantId: string;
   readonly entryId: string;
-  /** `metadata.createdAt` as received (keeps nanoseconds). */
-  readonly createdAtText: string;
+  /** `metadata.createdAt` as received (keeps nanoseconds); null when absent. */
+  readonly createdAtText: string | null;
   /** The same instant, normalised to UTC with nine fractional digits: sortable as text. */
   readonly createdAtKey: string;
   /** Millisecond precision only: use createdAtKey to compare. */

@@ -3,9 +3,9 @@
  * PostgreSQL (PGlite, a WASM build of the real server) stored in a directory. Both run the same SQL
  * through the same code paths; only connection management differs.
  */
-import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect, type DatabaseConnection, sql } from 'kysely';
+import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { GovtrailError } from '../errors.js';
 import type { DB } from './schema.js';
@@ -122,9 +122,13 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
     });
   } catch (err) {
     release();
-    throw new GovtrailError('DATABASE', `cannot open the embedded database in ${dataDir}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new GovtrailError(
+      'DATABASE',
+      `cannot open the embedded database in ${dataDir}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
 
   // PGlite is a single session: hand it to one borrower at a time so transactions do not interleave.
@@ -154,7 +158,9 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
   });
   return {
     kind: 'embedded',
-    description: inMemory ? 'embedded PostgreSQL (in memory)' : `embedded PostgreSQL in ${path.resolve(dataDir)}`,
+    description: inMemory
+      ? 'embedded PostgreSQL (in memory)'
+      : `embedded PostgreSQL in ${path.resolve(dataDir)}`,
     db,
     withSession: (fn) => db.connection().execute(fn),
     async executeScript(_session, script) {

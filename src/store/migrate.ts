@@ -31,7 +31,8 @@ export function readMigrations(dir = packagePath('sql')): MigrationFile[] {
   const seen = new Set<number>();
   return files.map((file) => {
     const version = Number(file.slice(0, 4));
-    if (seen.has(version)) throw new GovtrailError('MIGRATION_FAILED', `two migrations share version ${version}`);
+    if (seen.has(version))
+      throw new GovtrailError('MIGRATION_FAILED', `two migrations share version ${version}`);
     seen.add(version);
     const script = readFileSync(path.join(dir, file), 'utf8');
     return { version, name: file, script, checksum: createHash('sha256').update(script).digest('hex') };
@@ -44,7 +45,11 @@ export interface MigrateResult {
 }
 
 /** Brings the schema up to date. Idempotent. */
-export async function migrate(database: Database, logger: Logger, migrations = readMigrations()): Promise<MigrateResult> {
+export async function migrate(
+  database: Database,
+  logger: Logger,
+  migrations = readMigrations(),
+): Promise<MigrateResult> {
   return database.withSession(async (session) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.execute(session);
     try {
@@ -82,7 +87,9 @@ export async function migrate(database: Database, logger: Logger, migrations = r
           await database.executeScript(session, 'commit');
         } catch (err) {
           await database.executeScript(session, 'rollback').catch(() => {});
-          throw new GovtrailError('MIGRATION_FAILED', `${m.name} failed: ${(err as Error).message}`, { cause: err });
+          throw new GovtrailError('MIGRATION_FAILED', `${m.name} failed: ${(err as Error).message}`, {
+            cause: err,
+          });
         }
         logger.info({ migration: m.name }, 'applied migration');
         applied.push(m.name);
@@ -90,7 +97,9 @@ export async function migrate(database: Database, logger: Logger, migrations = r
       const current = migrations.at(-1)?.version ?? 0;
       return { applied, current };
     } finally {
-      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.execute(session).catch(() => {});
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`
+        .execute(session)
+        .catch(() => {});
     }
   });
 }

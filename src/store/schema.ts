@@ -31,7 +31,7 @@ export interface HistoryEntryTable {
   tenant_id: string;
   entry_id: string;
   created_at: Timestamp;
-  created_at_text: string;
+  created_at_text: string | null;
   change_kind: string | null;
   actor_kind: string | null;
   actor_user_id: string | null;
@@ -81,7 +81,7 @@ export interface CheckpointTable {
   tenant_id: string;
   entry_id: string;
   entry_created_at: Timestamp;
-  entry_created_at_text: string;
+  entry_created_at_key: string;
   run_id: number;
   updated_at: GeneratedTimestamp;
 }
@@ -93,6 +93,7 @@ export interface RejectedEntryTable {
   received_at: GeneratedTimestamp;
   reason: string;
   raw: Json | null;
+  raw_sha256: string;
 }
 
 export interface FieldChangeTable {

@@ -1,0 +1,333 @@
+/**
+ * One checkpointed run for one tenant — the only place that sequences the steps of sync.md:
+ * lock → checkpoint → page (with the lookback stop rule) → insert → changes and alerts →
+ * checkpoint and ledger, all of the data in one transaction, and the lock released at the end.
+ */
+import { type GovtrailError, toGovtrailError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { normaliseEntry } from '../normalise/entry.js';
+import { parseTimestamp, subtractMs } from '../normalise/time.js';
+import type { NormalisedEntry } from '../normalise/types.js';
+import type { Database, Session } from '../store/database.js';
+import {
+  findLastRowHash,
+  findNewestEntry,
+  findStoredEntryIds,
+  insertEntries,
+  insertRejected,
+  type RejectedInput,
+} from '../store/history.js';
+import {
+  type Checkpoint,
+  failOrphanedRuns,
+  finishRun,
+  hasSucceededBefore,
+  type RunCounters,
+  type RunTrigger,
+  readCheckpoint,
+  recordSkippedRun,
+  startRun,
+  tryLockTenant,
+  unlockTenant,
+  writeCheckpoint,
+} from '../store/runs.js';
+import type { HistoryPage } from '../tenant-api/wire.js';
+
+/** What the run needs of the tenant API: a pager that can be told to stop before fetching more. */
+export interface HistorySource {
+  listHistory(options: {
+    pageSize: number;
+    maxPages: number;
+    /** Called on each page before the next one is requested; true ends the listing there. */
+    stopAfter?: (page: HistoryPage) => boolean;
+  }): AsyncIterable<HistoryPage>;
+  readonly stats: { readonly retries: number; readonly historyRequests: number };
+}
+
+/** Work done after the new entries are inserted, inside the same transaction (changes, alerts). */
+export type AfterInsertStep = (
+  trx: Session,
+  context: {
+    tenantId: string;
+    runId: number;
+    isBackfill: boolean;
+    inserted: number;
+    /** Oldest (created_at key, entry_id) among this run's new entries, when there are any. */
+    oldestNew: { key: string; entryId: string } | undefined;
+    logger: Logger;
+  },
+) => Promise<{ alerts: number; fieldChanges: number }>;
+
+export interface SyncProgress {
+  readonly pages: number;
+  readonly entries: number;
+  readonly inserted: number;
+}
+
+export interface SyncRunOptions {
+  readonly database: Database;
+  readonly source: HistorySource;
+  readonly logger: Logger;
+  readonly tenantId: string;
+  readonly trigger: RunTrigger;
+  readonly pageSize: number;
+  readonly lookbackMs: number;
+  readonly maxPages: number;
+  /** Entries written per batch (one INSERT per table). */
+  readonly batchSize?: number;
+  readonly afterInsert?: AfterInsertStep;
+  readonly onProgress?: (p: SyncProgress) => void;
+}
+
+export interface SyncRunSummary {
+  readonly tenantId: string;
+  readonly runId: number;
+  readonly status: 'succeeded' | 'failed' | 'skipped';
+  readonly isBackfill: boolean;
+  readonly counters: RunCounters;
+  readonly stopReason: 'checkpoint' | 'end_of_history' | null;
+  readonly checkpointBefore: string | null;
+  readonly checkpointAfter: string | null;
+  readonly alerts: number;
+  readonly fieldChanges: number;
+  readonly durationMs: number;
+  readonly historyRequests: number;
+  readonly error?: GovtrailError;
+}
+
+/**
+ * The stop rule of sync.md step 3: after a page, stop when it holds an entry older than
+ * `checkpoint − lookback`; with a zero lookback, at the first entry at or before the checkpoint.
+ */
+export function pageReachesCheckpoint(
+  entries: readonly unknown[],
+  checkpoint: Pick<Checkpoint, 'createdAtKey' | 'entryId'>,
+  lookbackMs: number,
+): boolean {
+  const threshold =
+    lookbackMs > 0 ? subtractMs(checkpoint.createdAtKey, lookbackMs) : checkpoint.createdAtKey;
+  for (const raw of entries) {
+    const meta = (raw as { metadata?: { createdAt?: unknown; id?: unknown } } | null)?.metadata;
+    const t = parseTimestamp(meta?.createdAt);
+    if (t === undefined) continue;
+    if (lookbackMs > 0) {
+      if (t.key < threshold) return true;
+    } else {
+      const id = typeof meta?.id === 'string' ? meta.id : '';
+      if (t.key < threshold || (t.key === threshold && id <= checkpoint.entryId)) return true;
+    }
+  }
+  return false;
+}
+
+/** Runs one sync for one tenant. Never throws for a failed run: the summary carries the error. */
+export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> {
+  const { database, tenantId, logger: rootLogger } = options;
+  const started = Date.now();
+  const batchSize = options.batchSize ?? 1000;
+
+  return database.withSession(async (session) => {
+    if (!(await tryLockTenant(session, tenantId))) {
+      const runId = await recordSkippedRun(session, tenantId, options.trigger);
+      rootLogger.info({ tenant: tenantId, runId }, 'another process is syncing this tenant; skipped');
+      return {
+        tenantId,
+        runId,
+        status: 'skipped',
+        isBackfill: false,
+        counters: emptyCounters(),
+        stopReason: null,
+        checkpointBefore: null,
+        checkpointAfter: null,
+        alerts: 0,
+        fieldChanges: 0,
+        durationMs: Date.now() - started,
+        historyRequests: 0,
+      };
+    }
+    const counters = emptyCounters();
+    let runId = 0;
+    let checkpointBefore: string | null = null;
+    let isBackfill = false;
+    try {
+      const orphans = await failOrphanedRuns(session, tenantId);
+      if (orphans > 0)
+        rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
+      const checkpoint = await readCheckpoint(session, tenantId);
+      checkpointBefore = checkpoint?.entryId ?? null;
+      isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
+      runId = await startRun(session, tenantId, options.trigger, checkpointBefore);
+      const logger = rootLogger.child({ tenant: tenantId, runId });
+      logger.info(
+        { checkpoint: checkpointBefore, backfill: checkpoint === undefined, lookbackMs: options.lookbackMs },
+        checkpoint === undefined ? 'backfill started' : 'incremental sync started',
+      );
+
+      const result = await session.transaction().execute(async (trx) => {
+        let lastHash = await findLastRowHash(trx, tenantId);
+        let batch: NormalisedEntry[] = [];
+        let rejected: RejectedInput[] = [];
+        let oldestNew: { key: string; entryId: string } | undefined;
+        let stopReason: 'checkpoint' | 'end_of_history' = 'end_of_history';
+
+        const flush = async () => {
+          if (batch.length === 0 && rejected.length === 0) return;
+          // The same entry may be served twice (on two pages, or twice in one page): keep the first.
+          const unique = new Map<string, NormalisedEntry>();
+          for (const e of batch) if (!unique.has(e.entry.entryId)) unique.set(e.entry.entryId, e);
+          const stored = await findStoredEntryIds(trx, tenantId, [...unique.keys()]);
+          const fresh = [...unique.values()].filter((e) => !stored.has(e.entry.entryId));
+          const res = await insertEntries(trx, runId, fresh, lastHash);
+          lastHash = res.lastHash;
+          counters.entriesInserted += res.inserted;
+          for (const e of fresh) {
+            counters.warnings += e.warnings.length;
+            if (e.warnings.length > 0)
+              logger.warn({ entryId: e.entry.entryId, warnings: e.warnings }, 'entry stored with warnings');
+            const k = { key: e.entry.createdAtKey, entryId: e.entry.entryId };
+            if (
+              oldestNew === undefined ||
+              k.key < oldestNew.key ||
+              (k.key === oldestNew.key && k.entryId < oldestNew.entryId)
+            ) {
+              oldestNew = k;
+            }
+          }
+          counters.entriesRejected += await insertRejected(trx, tenantId, runId, rejected);
+          batch = [];
+          rejected = [];
+        };
+
+        const stopAfter = (page: HistoryPage): boolean =>
+          checkpoint !== undefined && pageReachesCheckpoint(page.entries, checkpoint, options.lookbackMs);
+
+        for await (const page of options.source.listHistory({
+          pageSize: options.pageSize,
+          maxPages: options.maxPages,
+          stopAfter,
+        })) {
+          counters.pagesFetched++;
+          counters.entriesFetched += page.entries.length;
+          for (const raw of page.entries) {
+            const n = normaliseEntry(tenantId, raw);
+            if (n.ok) batch.push(n.value);
+            else {
+              rejected.push({ reason: n.reason, raw: n.raw });
+              logger.warn({ reason: n.reason }, 'entry rejected: kept in govtrail.rejected_entry');
+            }
+          }
+          if (batch.length + rejected.length >= batchSize) await flush();
+          options.onProgress?.({
+            pages: counters.pagesFetched,
+            entries: counters.entriesFetched,
+            inserted: counters.entriesInserted,
+          });
+          if (stopAfter(page)) {
+            stopReason = 'checkpoint';
+            break;
+          }
+        }
+        await flush();
+        counters.warnings += counters.entriesRejected;
+        counters.httpRetries = options.source.stats.retries;
+
+        const after = options.afterInsert
+          ? await options.afterInsert(trx, {
+              tenantId,
+              runId,
+              isBackfill,
+              inserted: counters.entriesInserted,
+              oldestNew,
+              logger,
+            })
+          : { alerts: 0, fieldChanges: 0 };
+
+        // The checkpoint is the newest entry stored, by (created_at, entry_id) — never "the last one seen".
+        const newest = await findNewestEntry(trx, tenantId);
+        let checkpointAfter = checkpointBefore;
+        if (newest !== undefined) {
+          const key =
+            parseTimestamp(newest.createdAtText)?.key ??
+            `${newest.createdAt.toISOString().slice(0, 23)}000000Z`;
+          await writeCheckpoint(trx, tenantId, {
+            entryId: newest.entryId,
+            createdAt: newest.createdAt,
+            createdAtKey: key,
+            runId,
+          });
+          checkpointAfter = newest.entryId;
+        }
+        await finishRun(trx, runId, {
+          status: 'succeeded',
+          counters,
+          checkpointAfter,
+          stopReason,
+        });
+        return { stopReason, checkpointAfter, ...after };
+      });
+
+      logger.info(
+        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
+        'sync succeeded',
+      );
+      return {
+        tenantId,
+        runId,
+        status: 'succeeded',
+        isBackfill,
+        counters,
+        stopReason: result.stopReason,
+        checkpointBefore,
+        checkpointAfter: result.checkpointAfter,
+        alerts: result.alerts,
+        fieldChanges: result.fieldChanges,
+        durationMs: Date.now() - started,
+        historyRequests: options.source.stats.historyRequests,
+      };
+    } catch (err) {
+      const error = toGovtrailError(err, 'DATABASE');
+      counters.httpRetries = options.source.stats.retries;
+      rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, 'sync failed');
+      if (runId !== 0) {
+        // The transaction rolled back: nothing it inserted remains. Record the failure on its own.
+        const failed = { ...counters, entriesInserted: 0 };
+        await finishRun(session, runId, {
+          status: 'failed',
+          counters: failed,
+          checkpointAfter: checkpointBefore,
+          stopReason: null,
+          errorCode: error.code,
+          errorMessage: error.message.slice(0, 2000),
+        }).catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
+      }
+      return {
+        tenantId,
+        runId,
+        status: 'failed',
+        isBackfill,
+        counters: { ...counters, entriesInserted: 0 },
+        stopReason: null,
+        checkpointBefore,
+        checkpointAfter: checkpointBefore,
+        alerts: 0,
+        fieldChanges: 0,
+        durationMs: Date.now() - started,
+        historyRequests: options.source.stats.historyRequests,
+        error,
+      };
+    } finally {
+      await unlockTenant(session, tenantId).catch(() => {});
+    }
+  });
+}
+
+function emptyCounters(): RunCounters {
+  return {
+    pagesFetched: 0,
+    entriesFetched: 0,
+    entriesInserted: 0,
+    entriesRejected: 0,
+    warnings: 0,
+    httpRetries: 0,
+  };
+}
