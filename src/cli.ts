@@ -1,0 +1,58 @@
+/**
+ * The command layer: parses arguments with commander and hands each command to its module under
+ * src/commands/. Exit codes: 0 success, 1 the work failed, 2 a usage or configuration error.
+ */
+import { Command, CommanderError } from 'commander';
+import { demoCommand } from './commands/demo.js';
+import { ExitCode } from './commands/exit.js';
+import { migrateCommand } from './commands/migrate.js';
+import { sandboxCommand } from './commands/sandbox.js';
+import { syncCommand } from './commands/sync.js';
+import { exitCodeFor, GovtrailError } from './errors.js';
+import { scrubSecrets } from './logger.js';
+
+
+export function buildProgram(): Command {
+  const program = new Command('govtrail')
+    .description(
+      'Keeps an audit-grade PostgreSQL copy of a tenant’s AI governance settings change history,\n' +
+        'and raises alerts when a change weakens governance.\n\n' +
+        'Configuration comes from the environment (and a .env file); see the README for every variable.\n' +
+        'With nothing configured, `govtrail demo` runs the whole pipeline on a sandbox tenant and an\n' +
+        'embedded database.',
+    )
+    .version(process.env['npm_package_version'] ?? '0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (str, write) => write(str) });
+  program.addCommand(demoCommand());
+  program.addCommand(migrateCommand());
+  program.addCommand(syncCommand());
+  program.addCommand(sandboxCommand());
+  return program;
+}
+
+/** Runs the CLI and returns the exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  program.exitOverride();
+  for (const c of program.commands) c.exitOverride();
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (err) {
+    if (err instanceof ExitCode) return err.code;
+    if (err instanceof CommanderError) {
+      // --help and --version end with exit code 0; argument errors with 2.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+        return 0;
+      }
+      return 2;
+    }
+    if (err instanceof GovtrailError) {
+      process.stderr.write(`govtrail: ${scrubSecrets(err.message)}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`);
+      return exitCodeFor(err);
+    }
+    process.stderr.write(`govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,81 @@
+import { Command } from 'commander';
+import { ConfigError } from '../errors.js';
+import { syncTenant } from '../sync/service.js';
+import type { SyncRunSummary } from '../sync/run.js';
+import { ExitCode } from './exit.js';
+import { createContext } from './context.js';
+import { progressReporter } from './progress.js';
+import { formatTable } from './table.js';
+
+export function syncCommand(): Command {
+  return new Command('sync')
+    .description(
+      'Run one checkpointed sync for every configured tenant (or the one named), then deliver\n' +
+        'pending alerts. Prints a summary per tenant; exits 1 when any tenant failed.\n\n' +
+        'A tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or\n' +
+        'GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
+    )
+    .option('-t, --tenant <name>', 'sync only this tenant (its name in the database)')
+    .action(async (opts: { tenant?: string }) => {
+      const ctx = createContext();
+      const { config } = ctx;
+      if (config.tenants.length === 0) {
+        throw new ConfigError(
+          'GOVTRAIL_CLIENT_ID',
+          'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
+        );
+      }
+      const tenants = opts.tenant === undefined ? config.tenants : config.tenants.filter((t) => t.name === opts.tenant);
+      if (tenants.length === 0) {
+        throw new ConfigError(
+          '--tenant',
+          `no configured tenant is named ${JSON.stringify(opts.tenant)}; configured: ${config.tenants.map((t) => t.name).join(', ')}`,
+        );
+      }
+      const database = await ctx.openDatabase();
+      const summaries: SyncRunSummary[] = [];
+      try {
+        for (const tenant of tenants) {
+          const progress = progressReporter(tenant.name, ctx.logger);
+          summaries.push(
+            await syncTenant({
+              database,
+              config,
+              logger: ctx.logger,
+              tenant,
+              trigger: 'cli',
+              onProgress: progress.update,
+            }),
+          );
+          progress.done();
+        }
+      } finally {
+        await database.close();
+      }
+      ctx.out.write(`${formatSummaries(summaries)}\n`);
+      if (summaries.some((s) => s.status === 'failed')) throw new ExitCode(1);
+    });
+}
+
+export function formatSummaries(summaries: readonly SyncRunSummary[]): string {
+  return formatTable(
+    ['tenant', 'status', 'new', 'fetched', 'pages', 'rejected', 'alerts', 'time', 'note'],
+    summaries.map((s) => [
+      s.tenantId,
+      s.status,
+      String(s.counters.entriesInserted),
+      String(s.counters.entriesFetched),
+      String(s.counters.pagesFetched),
+      String(s.counters.entriesRejected),
+      String(s.alerts),
+      `${(s.durationMs / 1000).toFixed(1)}s`,
+      s.error !== undefined
+        ? `${s.error.code}: ${s.error.message}`
+        : s.status === 'skipped'
+          ? 'another process is syncing it'
+          : s.isBackfill
+            ? 'backfill'
+            : (s.stopReason ?? ''),
+    ]),
+  );
+}
