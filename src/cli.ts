@@ -3,6 +3,7 @@
  * src/commands/. Exit codes: 0 success, 1 the work failed, 2 a usage or configuration error.
  */
 import { Command, CommanderError } from 'commander';
+import { alertsCommand } from './commands/alerts.js';
 import { demoCommand } from './commands/demo.js';
 import { ExitCode } from './commands/exit.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   program.addCommand(demoCommand());
   program.addCommand(migrateCommand());
   program.addCommand(syncCommand());
+  program.addCommand(alertsCommand());
   program.addCommand(sandboxCommand());
   return program;
 }
@@ -34,8 +36,11 @@ export function buildProgram(): Command {
 /** Runs the CLI and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
-  program.exitOverride();
-  for (const c of program.commands) c.exitOverride();
+  const override = (c: Command): void => {
+    c.exitOverride();
+    for (const sub of c.commands) override(sub);
+  };
+  override(program);
   try {
     await program.parseAsync([...argv]);
     return 0;

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { createAlerting } from '../alerts/setup.js';
 import { ConfigError } from '../errors.js';
 import { syncTenant } from '../sync/service.js';
 import type { SyncRunSummary } from '../sync/run.js';
@@ -34,7 +35,9 @@ export function syncCommand(): Command {
       }
       const database = await ctx.openDatabase();
       const summaries: SyncRunSummary[] = [];
+      let delivery = '';
       try {
+        const alerting = createAlerting(config, ctx.logger, database);
         for (const tenant of tenants) {
           const progress = progressReporter(tenant.name, ctx.logger);
           summaries.push(
@@ -44,15 +47,20 @@ export function syncCommand(): Command {
               logger: ctx.logger,
               tenant,
               trigger: 'cli',
+              alerting,
               onProgress: progress.update,
             }),
           );
           progress.done();
         }
+        const d = await alerting.deliver();
+        if (d.delivered + d.retried + d.failed > 0) {
+          delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up`;
+        }
       } finally {
         await database.close();
       }
-      ctx.out.write(`${formatSummaries(summaries)}\n`);
+      ctx.out.write(`${formatSummaries(summaries)}\n${delivery ? `${delivery}\n` : ''}`);
       if (summaries.some((s) => s.status === 'failed')) throw new ExitCode(1);
     });
 }

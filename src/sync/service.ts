@@ -3,13 +3,17 @@
  * and the changes-and-alerts step. The CLI, the worker and the demo all come through here.
  */
 import type { Dispatcher } from 'undici';
+import { syncFailingAlert } from '../alerts/rules.js';
+import type { Alerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
-import type { RunTrigger } from '../store/runs.js';
+import { insertAlerts } from '../store/alerts.js';
+import { type RunTrigger, recentRunStatuses } from '../store/runs.js';
 import { TenantApiClient } from '../tenant-api/client.js';
 import type { RetryInfo } from '../tenant-api/http.js';
-import { type AfterInsertStep, runSync, type SyncProgress, type SyncRunSummary } from './run.js';
+import { changesStep } from './changes.js';
+import { runSync, type SyncProgress, type SyncRunSummary } from './run.js';
 
 export interface SyncTenantOptions {
   readonly database: Database;
@@ -20,7 +24,8 @@ export interface SyncTenantOptions {
   /** Shared HTTP agent (keep-alive across runs); a private one when absent. */
   readonly dispatcher?: Dispatcher;
   readonly signal?: AbortSignal;
-  readonly afterInsert?: AfterInsertStep;
+  /** Field changes and alerts; without it only the evidence tables are written. */
+  readonly alerting?: Alerting;
   readonly onProgress?: (p: SyncProgress) => void;
   readonly onRetry?: (info: RetryInfo) => void;
 }
@@ -37,8 +42,9 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     ...(options.onRetry !== undefined ? { onRetry: options.onRetry } : {}),
   });
+  const alerting = options.alerting;
   try {
-    return await runSync({
+    const summary = await runSync({
       database: options.database,
       source: client,
       logger: options.logger,
@@ -47,10 +53,44 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
       pageSize: tenant.pageSize,
       lookbackMs: tenant.lookbackMs,
       maxPages: config.maxPages,
-      ...(options.afterInsert !== undefined ? { afterInsert: options.afterInsert } : {}),
+      ...(alerting !== undefined
+        ? {
+            afterInsert: changesStep({
+              pack: alerting.pack,
+              sinks: alerting.sinkNames,
+              backfillPerEntryAlerts: config.backfillPerEntryAlerts,
+            }),
+          }
+        : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
     });
+    if (summary.status === 'failed' && alerting !== undefined) {
+      await raiseSyncFailing(options, alerting, summary).catch((err: unknown) =>
+        options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
+      );
+    }
+    return summary;
   } finally {
     await client.close();
+  }
+}
+
+/** AIGOV-017: after a failed run, alert when the tenant's streak of failures reaches the threshold. */
+async function raiseSyncFailing(options: SyncTenantOptions, alerting: Alerting, summary: SyncRunSummary): Promise<void> {
+  const statuses = await recentRunStatuses(options.database.db, summary.tenantId, 50);
+  let streak = 0;
+  for (const s of statuses) {
+    if (s !== 'failed') break;
+    streak++;
+  }
+  const draft = syncFailingAlert(alerting.pack, {
+    tenantId: summary.tenantId,
+    consecutiveFailures: streak,
+    lastRunId: summary.runId,
+    lastErrorCode: summary.error?.code ?? null,
+    lastErrorMessage: summary.error?.message ?? null,
+  });
+  if (draft !== null) {
+    await insertAlerts(options.database.db, summary.tenantId, summary.runId, [draft], alerting.sinkNames);
   }
 }

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { Command, Option } from 'commander';
+import { createAlerting } from '../alerts/setup.js';
+import { SEVERITIES, type AlertMessage } from '../alerts/types.js';
+import { GovtrailError } from '../errors.js';
+import { parseTimestamp } from '../normalise/time.js';
+import { findRecentAlerts } from '../store/read.js';
+import { createContext } from './context.js';
+import { ExitCode } from './exit.js';
+import { formatTable } from './table.js';
+
+export function alertsCommand(): Command {
+  const alerts = new Command('alerts').description('Inspect alerts, retry pending deliveries, or send a test alert.');
+
+  alerts
+    .command('list')
+    .description('List stored alerts, newest first, with where each was delivered.')
+    .option('--since <time>', 'only alerts raised at or after this time (RFC 3339, or a date)')
+    .addOption(
+      new Option('--severity <levels>', 'only these severities, comma-separated (low,medium,high,critical)'),
+    )
+    .option('-t, --tenant <name>', 'only this tenant')
+    .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(Number))
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (opts: { since?: string; severity?: string; tenant?: string; limit: number; format: string }) => {
+      const since = opts.since === undefined ? undefined : parseTimeOption('--since', opts.since);
+      const severities = opts.severity?.split(',').map((s) => s.trim().toLowerCase());
+      for (const s of severities ?? []) {
+        if (!(SEVERITIES as readonly string[]).includes(s)) {
+          throw new GovtrailError('USAGE', `--severity: unknown severity ${JSON.stringify(s)} (low, medium, high, critical)`);
+        }
+      }
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
+          ...(since !== undefined ? { since } : {}),
+          ...(severities !== undefined ? { severities } : {}),
+        });
+        if (opts.format === 'json') {
+          ctx.out.write(`${JSON.stringify(rows, null, 2)}\n`);
+          return;
+        }
+        if (rows.length === 0) {
+          ctx.out.write('no alerts\n');
+          return;
+        }
+        ctx.out.write(
+          `${formatTable(
+            ['id', 'raised at', 'tenant', 'severity', 'rule', 'title', 'delivered', 'pending', 'failed'],
+            rows.map((a) => [
+              String(a.alertId),
+              a.createdAt.toISOString().slice(0, 19).replace('T', ' '),
+              a.tenantId,
+              a.severity,
+              a.ruleId,
+              a.title,
+              a.deliveredTo.join(',') || '—',
+              a.pendingTo.join(',') || '—',
+              a.failedTo.join(',') || '—',
+            ]),
+          )}\n`,
+        );
+      } finally {
+        await database.close();
+      }
+    });
+
+  alerts
+    .command('deliver')
+    .description('Attempt every pending delivery that is due now (the worker also does this on every tick).')
+    .action(async () => {
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const alerting = createAlerting(ctx.config, ctx.logger, database);
+        const d = await alerting.deliver();
+        const perSink = Object.entries(d.bySink).map(
+          ([sink, t]) => `${sink}: ${t.delivered} delivered, ${t.retried} to retry, ${t.failed} given up`,
+        );
+        ctx.out.write(
+          `${d.delivered} delivered, ${d.retried} to retry later, ${d.failed} given up\n${perSink.map((l) => `  ${l}\n`).join('')}`,
+        );
+        if (d.retried + d.failed > 0) throw new ExitCode(1);
+      } finally {
+        await database.close();
+      }
+    });
+
+  alerts
+    .command('test')
+    .description('Send one test alert through every configured sink and report each result. Nothing is stored.')
+    .action(async () => {
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const alerting = createAlerting(ctx.config, ctx.logger, database);
+        const alert = testAlert();
+        const rows: string[][] = [];
+        let failed = 0;
+        for (const sink of alerting.sinks) {
+          try {
+            await sink.deliver(alert, { deliveryId: `test-${randomUUID()}`, attempt: 1 });
+            rows.push([sink.name, 'ok', '']);
+          } catch (err) {
+            failed++;
+            rows.push([sink.name, 'FAILED', (err as Error).message]);
+          }
+        }
+        ctx.out.write(`${formatTable(['sink', 'result', 'error'], rows)}\n`);
+        if (failed > 0) throw new ExitCode(1);
+      } finally {
+        await database.close();
+      }
+    });
+  return alerts;
+}
+
+/** Parses a time option: RFC 3339, or a plain date (midnight UTC). */
+export function parseTimeOption(option: string, text: string): Date {
+  const t = parseTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (t === undefined) {
+    throw new GovtrailError('USAGE', `${option}: not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`);
+  }
+  return t.date;
+}
+
+function testAlert(): AlertMessage {
+  const now = new Date().toISOString();
+  return {
+    alertId: 'test',
+    tenantId: 'govtrail-test',
+    entryId: null,
+    ruleId: 'TEST',
+    ruleVersion: 1,
+    severity: 'low',
+    title: 'govtrail test alert',
+    summary: 'A test alert sent by `govtrail alerts test`: if you can read this, the sink works.',
+    dedupeKey: `TEST:govtrail-test:${now}`,
+    createdAt: now,
+    context: {
+      tenantId: 'govtrail-test',
+      entryId: null,
+      changedAt: null,
+      changeKind: null,
+      actor: { kind: null, userId: null },
+      tickets: [],
+      reasons: [],
+      changes: [],
+      allChanges: [],
+      syslogEventId: null,
+      traceId: null,
+      runbook: 'Nothing to do: this is a test.',
+      ruleName: 'test',
+      details: {},
+    },
+  };
+}
