@@ -12,7 +12,6 @@ import { syncCommand } from './commands/sync.js';
 import { exitCodeFor, GovtrailError } from './errors.js';
 import { scrubSecrets } from './logger.js';
 
-
 export function buildProgram(): Command {
   const program = new Command('govtrail')
     .description(
@@ -48,16 +47,24 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (err instanceof ExitCode) return err.code;
     if (err instanceof CommanderError) {
       // --help and --version end with exit code 0; argument errors with 2.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      ) {
         return 0;
       }
       return 2;
     }
     if (err instanceof GovtrailError) {
-      process.stderr.write(`govtrail: ${scrubSecrets(err.message)}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`);
+      process.stderr.write(
+        `govtrail: ${scrubSecrets(err.message)}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
+      );
       return exitCodeFor(err);
     }
-    process.stderr.write(`govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`);
+    process.stderr.write(
+      `govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`,
+    );
     return 1;
   }
 }

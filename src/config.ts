@@ -255,7 +255,8 @@ function buildTenant(
   let lookbackMs = defaults.lookbackMs;
   if (lookbackRaw !== undefined) {
     const ms = parseDurationSetting(lookbackRaw);
-    if (ms === undefined) throw new ConfigError(keys.lookback, `must be a duration such as 15m, got ${lookbackRaw}`);
+    if (ms === undefined)
+      throw new ConfigError(keys.lookback, `must be a duration such as 15m, got ${lookbackRaw}`);
     lookbackMs = ms;
   }
   return Object.freeze({ name, baseUrl, clientId, clientSecret, pageSize, lookbackMs });
@@ -369,7 +370,13 @@ function loadTenantsFile(
   const globals: Record<string, string> = {};
   for (const [k, v] of Object.entries(parsed.data)) {
     if (k === 'tenants') continue;
-    globals[k.toUpperCase().startsWith('GOVTRAIL_') || k.toUpperCase() === 'DATABASE_URL' || k.toUpperCase() === 'LOG_LEVEL' ? k.toUpperCase() : `GOVTRAIL_${k.toUpperCase()}`] = String(v);
+    globals[
+      k.toUpperCase().startsWith('GOVTRAIL_') ||
+      k.toUpperCase() === 'DATABASE_URL' ||
+      k.toUpperCase() === 'LOG_LEVEL'
+        ? k.toUpperCase()
+        : `GOVTRAIL_${k.toUpperCase()}`
+    ] = String(v);
   }
   return { tenants, globals };
 }
@@ -420,7 +427,10 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
         'is set together with GOVTRAIL_CONFIG: list every tenant in the file instead',
       );
     }
-  } else if (nonEmpty(env['GOVTRAIL_CLIENT_ID']) !== undefined || nonEmpty(env['GOVTRAIL_CLIENT_SECRET']) !== undefined) {
+  } else if (
+    nonEmpty(env['GOVTRAIL_CLIENT_ID']) !== undefined ||
+    nonEmpty(env['GOVTRAIL_CLIENT_SECRET']) !== undefined
+  ) {
     tenants = [buildTenant(env, ENV_TENANT_KEYS, defaultsFromEnv(env), cwd)];
   }
 
@@ -436,7 +446,10 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
   const schedule = nonEmpty(env['GOVTRAIL_SCHEDULE'])?.trim() ?? '*/15 * * * *';
   const fields = schedule.split(/\s+/);
   if (fields.length < 5 || fields.length > 6) {
-    throw new ConfigError('GOVTRAIL_SCHEDULE', `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(schedule)}`);
+    throw new ConfigError(
+      'GOVTRAIL_SCHEDULE',
+      `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(schedule)}`,
+    );
   }
   const webhookSecret = secretOrFile(env, 'GOVTRAIL_WEBHOOK_SECRET', cwd);
 
@@ -448,7 +461,8 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     pageSize: defaults.pageSize,
     lookbackMs: defaults.lookbackMs,
     maxPages: intSetting(env, 'GOVTRAIL_MAX_PAGES', 200_000, 1, 100_000_000),
-    alertRulesPath: nonEmpty(env['GOVTRAIL_ALERT_RULES']) && path.resolve(cwd, env['GOVTRAIL_ALERT_RULES'] as string),
+    alertRulesPath:
+      nonEmpty(env['GOVTRAIL_ALERT_RULES']) && path.resolve(cwd, env['GOVTRAIL_ALERT_RULES'] as string),
     backfillPerEntryAlerts: boolSetting(env, 'GOVTRAIL_BACKFILL_PER_ENTRY_ALERTS', false),
     webhookUrl: urlSetting(env, 'GOVTRAIL_WEBHOOK_URL'),
     webhookSecret,

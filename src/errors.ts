@@ -7,10 +7,12 @@
 export const ERROR_CODES = {
   CONFIG: 'a setting is missing or invalid (exit code 2)',
   USAGE: 'a command-line argument is missing or invalid (exit code 2)',
-  AUTH_REJECTED: 'the tenant rejected the credentials or the token (401 after one refresh, or token endpoint 4xx)',
+  AUTH_REJECTED:
+    'the tenant rejected the credentials or the token (401 after one refresh, or token endpoint 4xx)',
   PERMISSION_DENIED: 'the credential lacks the permission (403; the history listing is admin-tier)',
   RATE_LIMITED: 'still throttled (429) after every retry',
-  HTTP_ERROR: 'the tenant answered with an unexpected status; the message carries its {code, message} or raw body',
+  HTTP_ERROR:
+    'the tenant answered with an unexpected status; the message carries its {code, message} or raw body',
   BAD_RESPONSE: 'a response body was not JSON or not the shape the brief describes',
   NETWORK: 'connection failed, was reset, or timed out after every retry',
   RETRY_BUDGET_EXHAUSTED: 'the run-level retry budget (10 minutes) ran out',
@@ -83,8 +85,7 @@ export function toGovtrailError(err: unknown, fallback: ErrorCode = 'INTERNAL'):
 
 export function isAbortError(err: unknown): boolean {
   return (
-    err instanceof Error &&
-    (err.name === 'AbortError' || (err as { code?: unknown }).code === 'ABORT_ERR')
+    err instanceof Error && (err.name === 'AbortError' || (err as { code?: unknown }).code === 'ABORT_ERR')
   );
 }
 

@@ -51,7 +51,11 @@ function scrubValue(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return scrubSecrets(value);
   if (depth > 4 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
-    return { type: value.name, message: scrubSecrets(value.message), code: (value as { code?: unknown }).code };
+    return {
+      type: value.name,
+      message: scrubSecrets(value.message),
+      code: (value as { code?: unknown }).code,
+    };
   }
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
   const out: Record<string, unknown> = {};

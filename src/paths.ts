@@ -18,7 +18,8 @@ export function packageRoot(): string {
       return dir;
     }
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot locate the govtrail package root (no package.json beside sql/)');
+    if (parent === dir)
+      throw new Error('cannot locate the govtrail package root (no package.json beside sql/)');
     dir = parent;
   }
 }

@@ -26,7 +26,11 @@ export function createAlerting(config: Config, logger: Logger, database: Databas
     await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
   };
   const sinks = createSinks(
-    { webhookUrl: config.webhookUrl, webhookSecret: config.webhookSecret, slackWebhookUrl: config.slackWebhookUrl },
+    {
+      webhookUrl: config.webhookUrl,
+      webhookSecret: config.webhookSecret,
+      slackWebhookUrl: config.slackWebhookUrl,
+    },
     logger.child({ component: 'alerts' }),
     notify,
   );
@@ -57,7 +61,11 @@ function merge(a: DeliverySummary, b: DeliverySummary): DeliverySummary {
   const bySink = { ...a.bySink };
   for (const [k, v] of Object.entries(b.bySink)) {
     const x = bySink[k] ?? { delivered: 0, retried: 0, failed: 0 };
-    bySink[k] = { delivered: x.delivered + v.delivered, retried: x.retried + v.retried, failed: x.failed + v.failed };
+    bySink[k] = {
+      delivered: x.delivered + v.delivered,
+      retried: x.retried + v.retried,
+      failed: x.failed + v.failed,
+    };
   }
   return {
     delivered: a.delivered + b.delivered,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { createAlerting } from '../alerts/setup.js';
-import { SEVERITIES, type AlertMessage } from '../alerts/types.js';
+import { type AlertMessage, SEVERITIES } from '../alerts/types.js';
 import { GovtrailError } from '../errors.js';
 import { parseTimestamp } from '../normalise/time.js';
 import { findRecentAlerts } from '../store/read.js';
@@ -10,7 +10,9 @@ import { ExitCode } from './exit.js';
 import { formatTable } from './table.js';
 
 export function alertsCommand(): Command {
-  const alerts = new Command('alerts').description('Inspect alerts, retry pending deliveries, or send a test alert.');
+  const alerts = new Command('alerts').description(
+    'Inspect alerts, retry pending deliveries, or send a test alert.',
+  );
 
   alerts
     .command('list')
@@ -22,49 +24,54 @@ export function alertsCommand(): Command {
     .option('-t, --tenant <name>', 'only this tenant')
     .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(Number))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (opts: { since?: string; severity?: string; tenant?: string; limit: number; format: string }) => {
-      const since = opts.since === undefined ? undefined : parseTimeOption('--since', opts.since);
-      const severities = opts.severity?.split(',').map((s) => s.trim().toLowerCase());
-      for (const s of severities ?? []) {
-        if (!(SEVERITIES as readonly string[]).includes(s)) {
-          throw new GovtrailError('USAGE', `--severity: unknown severity ${JSON.stringify(s)} (low, medium, high, critical)`);
+    .action(
+      async (opts: { since?: string; severity?: string; tenant?: string; limit: number; format: string }) => {
+        const since = opts.since === undefined ? undefined : parseTimeOption('--since', opts.since);
+        const severities = opts.severity?.split(',').map((s) => s.trim().toLowerCase());
+        for (const s of severities ?? []) {
+          if (!(SEVERITIES as readonly string[]).includes(s)) {
+            throw new GovtrailError(
+              'USAGE',
+              `--severity: unknown severity ${JSON.stringify(s)} (low, medium, high, critical)`,
+            );
+          }
         }
-      }
-      const ctx = createContext();
-      const database = await ctx.openDatabase();
-      try {
-        const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
-          ...(since !== undefined ? { since } : {}),
-          ...(severities !== undefined ? { severities } : {}),
-        });
-        if (opts.format === 'json') {
-          ctx.out.write(`${JSON.stringify(rows, null, 2)}\n`);
-          return;
+        const ctx = createContext();
+        const database = await ctx.openDatabase();
+        try {
+          const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
+            ...(since !== undefined ? { since } : {}),
+            ...(severities !== undefined ? { severities } : {}),
+          });
+          if (opts.format === 'json') {
+            ctx.out.write(`${JSON.stringify(rows, null, 2)}\n`);
+            return;
+          }
+          if (rows.length === 0) {
+            ctx.out.write('no alerts\n');
+            return;
+          }
+          ctx.out.write(
+            `${formatTable(
+              ['id', 'raised at', 'tenant', 'severity', 'rule', 'title', 'delivered', 'pending', 'failed'],
+              rows.map((a) => [
+                String(a.alertId),
+                a.createdAt.toISOString().slice(0, 19).replace('T', ' '),
+                a.tenantId,
+                a.severity,
+                a.ruleId,
+                a.title,
+                a.deliveredTo.join(',') || '—',
+                a.pendingTo.join(',') || '—',
+                a.failedTo.join(',') || '—',
+              ]),
+            )}\n`,
+          );
+        } finally {
+          await database.close();
         }
-        if (rows.length === 0) {
-          ctx.out.write('no alerts\n');
-          return;
-        }
-        ctx.out.write(
-          `${formatTable(
-            ['id', 'raised at', 'tenant', 'severity', 'rule', 'title', 'delivered', 'pending', 'failed'],
-            rows.map((a) => [
-              String(a.alertId),
-              a.createdAt.toISOString().slice(0, 19).replace('T', ' '),
-              a.tenantId,
-              a.severity,
-              a.ruleId,
-              a.title,
-              a.deliveredTo.join(',') || '—',
-              a.pendingTo.join(',') || '—',
-              a.failedTo.join(',') || '—',
-            ]),
-          )}\n`,
-        );
-      } finally {
-        await database.close();
-      }
-    });
+      },
+    );
 
   alerts
     .command('deliver')
@@ -89,7 +96,9 @@ export function alertsCommand(): Command {
 
   alerts
     .command('test')
-    .description('Send one test alert through every configured sink and report each result. Nothing is stored.')
+    .description(
+      'Send one test alert through every configured sink and report each result. Nothing is stored.',
+    )
     .action(async () => {
       const ctx = createContext();
       const database = await ctx.openDatabase();
@@ -120,7 +129,10 @@ export function alertsCommand(): Command {
 export function parseTimeOption(option: string, text: string): Date {
   const t = parseTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
   if (t === undefined) {
-    throw new GovtrailError('USAGE', `${option}: not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`);
+    throw new GovtrailError(
+      'USAGE',
+      `${option}: not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`,
+    );
   }
   return t.date;
 }

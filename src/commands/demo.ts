@@ -1,11 +1,11 @@
 import { Command, Option } from 'commander';
 import { sql } from 'kysely';
+import { formatValue } from '../alerts/format.js';
 import { createAlerting } from '../alerts/setup.js';
 import type { TenantConfig } from '../config.js';
-import { formatValue } from '../alerts/format.js';
 import { startSandbox } from '../sandbox/index.js';
 import { countEntries } from '../store/history.js';
-import { findCurrentSettings, findRecentChanges, findRecentAlerts } from '../store/read.js';
+import { findCurrentSettings, findRecentAlerts, findRecentChanges } from '../store/read.js';
 import { syncTenant } from '../sync/service.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
@@ -24,7 +24,9 @@ export function demoCommand(): Command {
         'Migrates, syncs, then prints what was stored, the latest changes and the alerts raised, and how\n' +
         'to query them. Running it again stores nothing new: the sandbox history is deterministic.',
     )
-    .addOption(new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveInt))
+    .addOption(
+      new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveInt),
+    )
     .addOption(new Option('--seed <n>', 'seed of the sandbox history').default(7).argParser(positiveInt))
     .action(async (opts: { entries: number; seed: number }) => {
       const ctx = createContext();
@@ -66,7 +68,9 @@ export function demoCommand(): Command {
 
         const current = await findCurrentSettings(db, DEMO_TENANT);
         if (current !== undefined) {
-          out.write(`Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`);
+          out.write(
+            `Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`,
+          );
           const rows = Object.entries(current.settings ?? {})
             .filter(([k]) => k !== 'extra_fields')
             .map(([k, v]) => [k, v === null ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v)]);
@@ -102,13 +106,21 @@ export function demoCommand(): Command {
             `${indent(
               formatTable(
                 ['severity', 'rule', 'title', 'entry', 'delivered to'],
-                alerts.map((a) => [a.severity, a.ruleId, a.title, a.entryId ?? '—', a.deliveredTo.join(', ')]),
+                alerts.map((a) => [
+                  a.severity,
+                  a.ruleId,
+                  a.title,
+                  a.entryId ?? '—',
+                  a.deliveredTo.join(', '),
+                ]),
               ),
             )}\n\n`,
           );
         }
 
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from govtrail.alert where tenant_id = ${DEMO_TENANT}`.execute(db);
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from govtrail.alert where tenant_id = ${DEMO_TENANT}`.execute(db);
         out.write(`${rows[0]?.n ?? 0} alerts stored in all.\n\n`);
         out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
       } finally {

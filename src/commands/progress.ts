@@ -4,7 +4,11 @@
 import type { Logger } from '../logger.js';
 import type { SyncProgress } from '../sync/run.js';
 
-export function progressReporter(tenant: string, logger: Logger, stream: NodeJS.WriteStream = process.stderr) {
+export function progressReporter(
+  tenant: string,
+  logger: Logger,
+  stream: NodeJS.WriteStream = process.stderr,
+) {
   const started = Date.now();
   let lastDraw = 0;
   let drawn = false;

@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { createAlerting } from '../alerts/setup.js';
 import { ConfigError } from '../errors.js';
-import { syncTenant } from '../sync/service.js';
 import type { SyncRunSummary } from '../sync/run.js';
-import { ExitCode } from './exit.js';
+import { syncTenant } from '../sync/service.js';
 import { createContext } from './context.js';
+import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
 import { formatTable } from './table.js';
 
@@ -26,7 +26,8 @@ export function syncCommand(): Command {
           'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
         );
       }
-      const tenants = opts.tenant === undefined ? config.tenants : config.tenants.filter((t) => t.name === opts.tenant);
+      const tenants =
+        opts.tenant === undefined ? config.tenants : config.tenants.filter((t) => t.name === opts.tenant);
       if (tenants.length === 0) {
         throw new ConfigError(
           '--tenant',

@@ -83,7 +83,9 @@ function toMessage(r: AlertRow): AlertMessage {
 export function deliveryStore(db: Session): DeliveryStore {
   return {
     async dueDeliveries(now, limit): Promise<DueDelivery[]> {
-      const { rows } = await sql<AlertRow & { sink: string; attempts: number; first_attempt_at: Date | null }>`
+      const { rows } = await sql<
+        AlertRow & { sink: string; attempts: number; first_attempt_at: Date | null }
+      >`
         select a.alert_id, a.tenant_id, a.entry_id, a.rule_id, a.rule_version, a.severity, a.title, a.summary,
                a.context, a.dedupe_key, a.created_at, d.sink, d.attempts, d.first_attempt_at
         from govtrail.alert_delivery d join govtrail.alert a using (alert_id)

@@ -165,5 +165,7 @@ export async function replaceFieldChanges(
                 ${rows.map((r) => r.change.direction)}::text[])
          as f(entry_id, field, old_value, new_value, direction)
     on conflict (tenant_id, entry_id, field) do update
-      set old_value = excluded.old_value, new_value = excluded.new_value, direction = excluded.direction`.execute(db);
+      set old_value = excluded.old_value, new_value = excluded.new_value, direction = excluded.direction`.execute(
+    db,
+  );
 }

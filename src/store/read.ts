@@ -12,7 +12,10 @@ export interface CurrentSettings {
 }
 
 /** The snapshot of the tenant's newest entry (by created_at, entry_id). */
-export async function findCurrentSettings(db: Session, tenantId: string): Promise<CurrentSettings | undefined> {
+export async function findCurrentSettings(
+  db: Session,
+  tenantId: string,
+): Promise<CurrentSettings | undefined> {
   const { rows } = await sql<{
     entry_id: string;
     created_at_text: string | null;
@@ -46,7 +49,11 @@ export interface RecentEntry {
   readonly tickets: string[];
 }
 
-export async function findRecentEntries(db: Session, tenantId: string, limit: number): Promise<RecentEntry[]> {
+export async function findRecentEntries(
+  db: Session,
+  tenantId: string,
+  limit: number,
+): Promise<RecentEntry[]> {
   const { rows } = await sql<{
     entry_id: string;
     created_at_text: string | null;
@@ -86,7 +93,11 @@ export interface RecentChange {
   readonly tickets: string[];
 }
 
-export async function findRecentChanges(db: Session, tenantId: string, limit: number): Promise<RecentChange[]> {
+export async function findRecentChanges(
+  db: Session,
+  tenantId: string,
+  limit: number,
+): Promise<RecentChange[]> {
   const { rows } = await sql<{
     entry_id: string;
     created_at_text: string | null;

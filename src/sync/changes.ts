@@ -111,7 +111,8 @@ export function changesStep(options: ChangesStepOptions): AfterInsertStep {
             changes,
             recentEntryKeys: window,
           });
-          if (digestMode) for (const d of drafts) perRuleCounts[d.ruleId] = (perRuleCounts[d.ruleId] ?? 0) + 1;
+          if (digestMode)
+            for (const d of drafts) perRuleCounts[d.ruleId] = (perRuleCounts[d.ruleId] ?? 0) + 1;
           else pendingAlerts.push(...drafts);
         }
       }

@@ -7,8 +7,8 @@ import { syncFailingAlert } from '../alerts/rules.js';
 import type { Alerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { Database } from '../store/database.js';
 import { insertAlerts } from '../store/alerts.js';
+import type { Database } from '../store/database.js';
 import { type RunTrigger, recentRunStatuses } from '../store/runs.js';
 import { TenantApiClient } from '../tenant-api/client.js';
 import type { RetryInfo } from '../tenant-api/http.js';
@@ -76,7 +76,11 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
 }
 
 /** AIGOV-017: after a failed run, alert when the tenant's streak of failures reaches the threshold. */
-async function raiseSyncFailing(options: SyncTenantOptions, alerting: Alerting, summary: SyncRunSummary): Promise<void> {
+async function raiseSyncFailing(
+  options: SyncTenantOptions,
+  alerting: Alerting,
+  summary: SyncRunSummary,
+): Promise<void> {
   const statuses = await recentRunStatuses(options.database.db, summary.tenantId, 50);
   let streak = 0;
   for (const s of statuses) {

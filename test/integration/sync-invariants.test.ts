@@ -1,0 +1,319 @@
+/**
+ * The invariants of sync.md, one test (or more) each, against real PostgreSQL and the sandbox over
+ * real sockets.
+ */
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/database.js';
+import { runSync } from '../../src/sync/run.js';
+import { TenantApiClient } from '../../src/tenant-api/client.js';
+import { NEEDS_SERVER, onServer } from '../helpers/database.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { compareWithTruth, partialEntries, storedState } from '../helpers/state.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('S1 complete, S9 backfill', () => {
+  it.each([10, 100])(
+    'backfills 3 000 entries with page size %i equal to the sandbox, row for row',
+    async (pageSize) => {
+      h = await createHarness({ entries: 3000, seed: 11 });
+      const run = await h.sync({ tenant: { pageSize } });
+      expect(run.status).toBe('succeeded');
+      expect(run.isBackfill).toBe(true);
+      expect(run.stopReason).toBe('end_of_history');
+      expect(run.counters.pagesFetched).toBe(Math.ceil(3000 / pageSize));
+      const state = await storedState(h.database, 'acme');
+      expect(compareWithTruth(state, h.sandbox.history.entries())).toEqual([]);
+      expect(state.entries.size).toBe(3000);
+      // The checkpoint is the newest entry by time, which the feed serves first.
+      const newest = (h.sandbox.history.entries()[0] as { metadata: { id: string } }).metadata.id;
+      expect(state.checkpoint?.entry_id).toBe(newest);
+    },
+  );
+
+  it('raises one digest alert for a backfill, not one per entry', async () => {
+    h = await createHarness({ entries: 300, seed: 3 });
+    await h.sync();
+    const { rows } = await sql<{ rule_id: string; n: number }>`
+      select rule_id, count(*)::int as n from govtrail.alert group by rule_id`.execute(h.database.db);
+    expect(rows).toEqual([{ rule_id: 'AIGOV-016', n: 1 }]);
+  });
+});
+
+describe('S4 idempotent', () => {
+  it('a second run with nothing new inserts nothing, raises nothing and makes one history request', async () => {
+    h = await createHarness({ entries: 500, seed: 5 });
+    expect((await h.sync()).status).toBe('succeeded');
+    const before = h.sandbox.stats.historyRequests;
+    const again = await h.sync();
+    expect(again.status).toBe('succeeded');
+    expect(again.counters.entriesInserted).toBe(0);
+    expect(again.alerts).toBe(0);
+    expect(again.stopReason).toBe('checkpoint');
+    expect(h.sandbox.stats.historyRequests - before).toBe(1);
+  });
+
+  it('picks up entries appended between runs, and only those', async () => {
+    h = await createHarness({ entries: 400, seed: 6 });
+    await h.sync();
+    h.sandbox.history.append(37);
+    const run = await h.sync();
+    expect(run.counters.entriesInserted).toBe(37);
+    expect(compareWithTruth(await storedState(h.database, 'acme'), h.sandbox.history.entries())).toEqual([]);
+  });
+});
+
+describe('S2 no duplicates', () => {
+  it('stores an entry served on two pages once, without error', async () => {
+    h = await createHarness({ entries: 250, seed: 8, paging: 'offset' });
+    let appended = false;
+    const run = await h.sync({
+      tenant: { pageSize: 50 },
+      onProgress: (p) => {
+        // Appending while the listing is under way shifts offset pages: page 2 re-serves page 1's tail.
+        if (p.pages === 1 && !appended) {
+          appended = true;
+          h?.sandbox.history.append(5);
+        }
+      },
+    });
+    expect(run.status).toBe('succeeded');
+    expect(run.counters.entriesFetched).toBeGreaterThan(run.counters.entriesInserted);
+    const state = await storedState(h.database, 'acme');
+    expect(state.entries.size).toBe(250);
+    // The five appended mid-listing sit above the page already read: the next run gets them.
+    const next = await h.sync({ tenant: { pageSize: 50 } });
+    expect(next.counters.entriesInserted).toBe(5);
+    expect(compareWithTruth(await storedState(h.database, 'acme'), h.sandbox.history.entries())).toEqual([]);
+  });
+});
+
+describe('S3 atomic', () => {
+  it('a 500 on page 4 fails the run without moving the checkpoint or keeping rows; the next run completes', async () => {
+    h = await createHarness({ entries: 1000, seed: 9 });
+    h.sandbox.faults.add({ kind: '500', afterRequests: 3, times: Number.POSITIVE_INFINITY });
+    const failed = await h.sync();
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.code).toBe('HTTP_ERROR');
+    let state = await storedState(h.database, 'acme');
+    expect(state.entries.size).toBe(0);
+    expect(state.checkpoint).toBeUndefined();
+    expect(state.runs.at(-1)).toMatchObject({ status: 'failed', error_code: 'HTTP_ERROR' });
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from govtrail.alert`.execute(
+      h.database.db,
+    );
+    expect(rows[0]?.n).toBe(0);
+
+    h.sandbox.faults.clear();
+    const ok = await h.sync();
+    expect(ok.status).toBe('succeeded');
+    state = await storedState(h.database, 'acme');
+    expect(compareWithTruth(state, h.sandbox.history.entries())).toEqual([]);
+  });
+
+  it('an incremental run that fails keeps the old checkpoint', async () => {
+    h = await createHarness({ entries: 300, seed: 10 });
+    await h.sync();
+    const before = (await storedState(h.database, 'acme')).checkpoint;
+    h.sandbox.history.append(250);
+    h.sandbox.faults.add({ kind: '503', afterRequests: 1, times: Number.POSITIVE_INFINITY });
+    const failed = await h.sync();
+    expect(failed.status).toBe('failed');
+    const state = await storedState(h.database, 'acme');
+    expect(state.checkpoint).toEqual(before);
+    expect(state.entries.size).toBe(300);
+    expect(partialEntries(state)).toEqual([]);
+  });
+});
+
+describe('S5 late arrivals', () => {
+  it('stores an entry that appears behind the checkpoint inside the lookback window, and fixes the diff after it', async () => {
+    h = await createHarness({ entries: 200, seed: 12 });
+    await h.sync();
+    const entries = h.sandbox.history.entries() as Array<{ metadata: { id: string; createdAt: string } }>;
+    const newest = entries[0]?.metadata as { id: string; createdAt: string };
+    const second = entries[1]?.metadata as { id: string; createdAt: string };
+    // Between the two newest entries, within 15 minutes of the newest.
+    const t = new Date(
+      Math.max(Date.parse(newest.createdAt) - 5 * 60_000, Date.parse(second.createdAt) + 1000),
+    );
+    const late = h.sandbox.history.insertLate({
+      at: t.toISOString(),
+      set: { requireToolApproval: false, auditVerbosity: 'AUDIT_VERBOSITY_MINIMAL' },
+    }) as {
+      metadata: { id: string };
+    };
+    const run = await h.sync();
+    expect(run.counters.entriesInserted).toBe(1);
+    const state = await storedState(h.database, 'acme');
+    expect(state.entries.has(late.metadata.id)).toBe(true);
+    expect(compareWithTruth(state, h.sandbox.history.entries())).toEqual([]);
+
+    // The diffs of the late entry and of the one after it are against their true predecessors.
+    const { rows } = await sql<{ entry_id: string; field: string; new_value: unknown }>`
+      select entry_id, field, new_value from govtrail.field_change
+      where entry_id in (${late.metadata.id}, ${newest.id}) and field = 'audit_verbosity'`.execute(
+      h.database.db,
+    );
+    const lateChange = rows.find((r) => r.entry_id === late.metadata.id);
+    expect(lateChange?.new_value).toBe('AUDIT_VERBOSITY_MINIMAL');
+    const newestSnapshot = (entries[0] as unknown as { snapshot?: { auditVerbosity?: string } }).snapshot;
+    const after = rows.find((r) => r.entry_id === newest.id);
+    if (newestSnapshot?.auditVerbosity !== 'AUDIT_VERBOSITY_MINIMAL')
+      expect(after?.new_value).toBe(newestSnapshot?.auditVerbosity ?? null);
+  });
+
+  it('with GOVTRAIL_LOOKBACK=0 stops at the first entry at or before the checkpoint', async () => {
+    h = await createHarness({ entries: 500, seed: 13 });
+    await h.sync({ tenant: { lookbackMs: 0, pageSize: 10 } });
+    const before = h.sandbox.stats.historyRequests;
+    h.sandbox.history.append(3);
+    const run = await h.sync({ tenant: { lookbackMs: 0, pageSize: 10 } });
+    expect(run.counters.entriesInserted).toBe(3);
+    expect(h.sandbox.stats.historyRequests - before).toBe(1);
+  });
+});
+
+describe('S6 tolerant', () => {
+  it('keeps unknown values and odd shapes, and rejects an entry without metadata.id while the run succeeds', async () => {
+    h = await createHarness({ entries: 50, seed: 14 });
+    h.sandbox.history.insertRaw({
+      metadata: { createdAt: '2030-01-01T00:00:00Z', changeKind: 'CHANGE_KIND_PUT' },
+      snapshot: {},
+    });
+    h.sandbox.history.appendEntry({
+      changeKind: 'CHANGE_KIND_RESURRECT',
+      actor: { kind: 'ACTOR_KIND_TIME_TRAVELLER' },
+      annotations: [{ key: 'Weird Key!', kind: 'ANNOTATION_KIND_HOLOGRAM', rawValue: 'x' }],
+      set: { auditVerbosity: 'AUDIT_VERBOSITY_TOTAL', brandNewField: { nested: [1, 2] } },
+      extraMetadata: { shinyNewMetadata: true },
+    });
+    const run = await h.sync();
+    expect(run.status).toBe('succeeded');
+    expect(run.counters.entriesRejected).toBe(1);
+    expect(run.counters.warnings).toBeGreaterThan(0);
+    const { rows } = await sql<{ reason: string }>`select reason from govtrail.rejected_entry`.execute(
+      h.database.db,
+    );
+    expect(rows).toEqual([{ reason: 'entry has no metadata.id' }]);
+    const kinds = await sql<{ change_kind: string; extra: unknown }>`
+      select e.change_kind, s.extra_fields as extra from govtrail.history_entry e
+      join govtrail.settings_snapshot s using (tenant_id, entry_id)
+      where e.change_kind = 'CHANGE_KIND_RESURRECT'`.execute(h.database.db);
+    expect(kinds.rows[0]?.extra).toMatchObject({ brandNewField: { nested: [1, 2] } });
+    // Served again on the next run (inside the lookback window), the rejected entry is kept once.
+    await h.sync();
+    const again = await sql<{ n: number }>`select count(*)::int as n from govtrail.rejected_entry`.execute(
+      h.database.db,
+    );
+    expect(again.rows[0]?.n).toBe(1);
+  });
+});
+
+describe('S7 terminates', () => {
+  it('fails with PAGING_LOOP on a repeated page token', async () => {
+    h = await createHarness({ entries: 300, seed: 15 });
+    h.sandbox.faults.add({ kind: 'repeat-token', afterRequests: 1 });
+    const run = await h.sync({ tenant: { pageSize: 10 } });
+    expect(run.status).toBe('failed');
+    expect(run.error?.code).toBe('PAGING_LOOP');
+  });
+
+  it('fails with PAGE_LIMIT past the page safety limit', async () => {
+    h = await createHarness({ entries: 300, seed: 15 }, { GOVTRAIL_MAX_PAGES: '5' });
+    const run = await h.sync({ tenant: { pageSize: 10 } });
+    expect(run.status).toBe('failed');
+    expect(run.error?.code).toBe('PAGE_LIMIT');
+    expect((await storedState(h.database, 'acme')).entries.size).toBe(0);
+  });
+});
+
+describe('S8 single runner', () => {
+  it.skipIf(!onServer)(
+    `two concurrent runs: one does the work, the other records skipped (${NEEDS_SERVER})`,
+    async () => {
+      h = await createHarness({ entries: 2000, seed: 16 });
+      // A second pool is a second client as far as PostgreSQL is concerned.
+      const other = await openDatabase({ url: h.testDb.url as string });
+      try {
+        h.sandbox.faults.add({ kind: 'slow', delayMs: 300, times: 2 });
+        const mk = (database: typeof other) => {
+          const harness = h as Harness;
+          const tenant = harness.tenant();
+          const source = new TenantApiClient({
+            baseUrl: tenant.baseUrl,
+            clientId: tenant.clientId,
+            clientSecret: tenant.clientSecret,
+            http: harness.config.http,
+            logger: harness.logger,
+          });
+          return runSync({
+            database,
+            source,
+            logger: harness.logger,
+            tenantId: 'acme',
+            trigger: 'schedule',
+            pageSize: 100,
+            lookbackMs: 900_000,
+            maxPages: 1000,
+          }).finally(() => source.close());
+        };
+        const [a, b] = await Promise.all([mk(h.database), mk(other)]);
+        expect([a.status, b.status].sort()).toEqual(['skipped', 'succeeded']);
+        const state = await storedState(h.database, 'acme');
+        expect(state.entries.size).toBe(2000);
+        expect(state.runs.map((r) => r.status).sort()).toEqual(['skipped', 'succeeded']);
+      } finally {
+        await other.close();
+      }
+    },
+  );
+});
+
+describe('S11 secrets', () => {
+  it('never writes the client secret, the key secret, an assertion or a token to logs or tables', async () => {
+    h = await createHarness({ entries: 120, seed: 17 });
+    const keyCred = h.sandbox.credentials.key;
+    const secretCred = h.sandbox.credentials.secret;
+    await h.sync({ tenant: { clientId: keyCred.clientId, clientSecret: keyCred.clientSecret } });
+    h.sandbox.expireTokens();
+    h.sandbox.history.append(2);
+    await h.sync({ tenant: { clientId: secretCred.clientId, clientSecret: secretCred.clientSecret } });
+    h.sandbox.faults.add({ kind: '400', body: '{"code":3,"message":"nope"}' });
+    await h.sync();
+
+    const jwk = JSON.parse(
+      Buffer.from(keyCred.clientSecret.split(':').at(-1) as string, 'base64url').toString(),
+    ) as { d: string };
+    const tokens = h.sandbox.issuedTokens();
+    expect(tokens.length).toBeGreaterThan(1);
+    const needles = [
+      secretCred.clientSecret,
+      keyCred.clientSecret,
+      jwk.d,
+      ...tokens,
+      ...h.sandbox.receivedAssertions(),
+    ];
+    const logText = h.logs.join('');
+    const { rows } = await sql<{ t: string }>`
+      select string_agg(x::text, ' ') as t from (
+        select to_jsonb(r)::text as x from govtrail.sync_run r
+        union all select to_jsonb(e)::text from govtrail.history_entry e
+        union all select to_jsonb(a)::text from govtrail.history_annotation a
+        union all select to_jsonb(c)::text from govtrail.checkpoint c
+        union all select to_jsonb(a)::text from govtrail.alert a
+        union all select to_jsonb(r)::text from govtrail.rejected_entry r) all_rows`.execute(h.database.db);
+    const tableText = rows[0]?.t ?? '';
+    expect(tableText.length).toBeGreaterThan(1000);
+    for (const needle of needles) {
+      expect(needle.length).toBeGreaterThan(8);
+      expect(logText.includes(needle)).toBe(false);
+      expect(tableText.includes(needle)).toBe(false);
+    }
+  });
+});
