@@ -1,0 +1,198 @@
+/**
+ * The delivery loop over the alert outbox: attempt every due (alert, sink) row, record the
+ * outcome, and schedule retries with exponential backoff for 24 hours. Storage is behind
+ * {@link DeliveryStore} so that this module stays free of SQL and can be tested with an in-memory
+ * store and an injected clock.
+ */
+import { createHash } from 'node:crypto';
+import { type GovtrailError, toGovtrailError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { AlertMessage, Sink } from './types.js';
+
+/** First retry delay; doubles with each failed attempt. */
+export const RETRY_BASE_MS = 30_000;
+/** Longest delay between two attempts. */
+export const RETRY_MAX_DELAY_MS = 3_600_000;
+/** After this long since the first attempt, a failing delivery is marked `failed`. */
+export const GIVE_UP_AFTER_MS = 24 * 3_600_000;
+/** Due rows handled by one {@link deliverPending} call unless told otherwise. */
+export const DEFAULT_DELIVERY_LIMIT = 100;
+
+const MAX_ERROR_TEXT = 1000;
+
+export type RetryDecision =
+  | { readonly giveUp: false; readonly nextAttemptAt: Date }
+  | { readonly giveUp: true };
+
+/**
+ * When to try a failed delivery again. `attempts` counts the attempts made so far, the failed one
+ * included. The delay is 30 s · 2^(attempts−1), capped at 1 h, with equal jitter (a random point in
+ * its upper half) so that many alerts failing together do not retry in lockstep. The last retry is
+ * pulled in to the 24-hour mark; a failure at or after it gives up.
+ */
+export function nextRetry(o: {
+  attempts: number;
+  firstAttemptAt: Date;
+  now: Date;
+  random?: () => number;
+}): RetryDecision {
+  const deadline = o.firstAttemptAt.getTime() + GIVE_UP_AFTER_MS;
+  if (o.now.getTime() >= deadline) return { giveUp: true };
+  const exponent = Math.max(0, o.attempts - 1);
+  // 2^7 · 30 s already exceeds the cap; bounding the exponent keeps the arithmetic finite.
+  const base = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_MS * 2 ** Math.min(exponent, 20));
+  const r = Math.min(1, Math.max(0, (o.random ?? Math.random)()));
+  const delay = Math.round(base / 2 + (base / 2) * r);
+  return { giveUp: false, nextAttemptAt: new Date(Math.min(o.now.getTime() + delay, deadline)) };
+}
+
+/** One due (alert, sink) row of `alert_delivery`. */
+export interface DueDelivery {
+  readonly alert: AlertMessage;
+  readonly sink: string;
+  /** Attempts made so far. */
+  readonly attempts: number;
+  /**
+   * When the first attempt was made; null before it. alert_delivery has no column for it, so a
+   * store may answer with the alert's created_at (the first attempt follows the commit).
+   */
+  readonly firstAttemptAt: Date | null;
+}
+
+/** What the delivery loop needs from the database; the lead's store implements it over alert_delivery. */
+export interface DeliveryStore {
+  /** Rows with status `pending` and next_attempt_at ≤ now (or null), oldest first, at most `limit`. */
+  dueDeliveries(now: Date, limit: number): Promise<DueDelivery[]>;
+  /** status `delivered`, attempts, delivered_at = at. */
+  markDelivered(alertId: string, sink: string, attempts: number, at: Date): Promise<void>;
+  /** Stays `pending`: attempts, next_attempt_at, last_error. */
+  markRetry(
+    alertId: string,
+    sink: string,
+    attempts: number,
+    nextAttemptAt: Date,
+    error: string,
+  ): Promise<void>;
+  /** status `failed`, attempts, last_error: no more automatic attempts. */
+  markFailed(alertId: string, sink: string, attempts: number, error: string): Promise<void>;
+}
+
+export interface SinkTally {
+  delivered: number;
+  retried: number;
+  failed: number;
+}
+
+export interface DeliverySummary {
+  readonly delivered: number;
+  readonly retried: number;
+  readonly failed: number;
+  readonly bySink: Record<string, SinkTally>;
+}
+
+export interface DeliverOptions {
+  readonly store: DeliveryStore;
+  readonly sinks: readonly Sink[];
+  readonly logger: Logger;
+  /** Clock; injected by tests. */
+  readonly now?: (() => Date) | undefined;
+  readonly limit?: number | undefined;
+  /** Stops before the next attempt once aborted; an attempt in flight finishes. */
+  readonly signal?: AbortSignal | undefined;
+  /** Jitter source for {@link nextRetry}; injected by tests. */
+  readonly random?: (() => number) | undefined;
+}
+
+/**
+ * The `X-Govtrail-Delivery` id of an (alert, sink): derived from the dedupe key, so it is the same
+ * on every retry and across processes. Hashed because entry ids come from the wire and need not be
+ * valid header text.
+ */
+export function deliveryIdFor(alert: Pick<AlertMessage, 'dedupeKey'>, sink: string): string {
+  return createHash('sha256').update(`${alert.dedupeKey}\u0000${sink}`).digest('hex').slice(0, 32);
+}
+
+/**
+ * Attempts every due delivery once. Sinks run side by side, each working through its own rows in
+ * order, so a slow or failing sink never holds up another. Every failure — including a 4xx the
+ * sink calls not retryable — is retried until 24 hours have passed since the first attempt: a
+ * misconfigured receiver is usually fixed within that time, and giving up early would lose the
+ * alert. Then the row is marked `failed` and an error is logged. A row naming a sink that is not
+ * configured fails the same way, so that re-adding the sink within the day still delivers it.
+ * Errors from the store itself are rethrown once every sink has finished.
+ */
+export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary> {
+  const now = o.now ?? (() => new Date());
+  const due = await o.store.dueDeliveries(now(), o.limit ?? DEFAULT_DELIVERY_LIMIT);
+  const bySink: Record<string, SinkTally> = {};
+  const lanes = new Map<string, DueDelivery[]>();
+  for (const row of due) {
+    const lane = lanes.get(row.sink);
+    if (lane === undefined) lanes.set(row.sink, [row]);
+    else lane.push(row);
+    bySink[row.sink] ??= { delivered: 0, retried: 0, failed: 0 };
+  }
+  const sinks = new Map(o.sinks.map((s) => [s.name, s]));
+
+  const runLane = async (sinkName: string, rows: readonly DueDelivery[]): Promise<void> => {
+    const tally = bySink[sinkName] as SinkTally;
+    const sink = sinks.get(sinkName);
+    for (const row of rows) {
+      if (o.signal?.aborted === true) return;
+      const attempt = row.attempts + 1;
+      const startedAt = now();
+      const firstAttemptAt = row.firstAttemptAt ?? startedAt;
+      const deliveryId = deliveryIdFor(row.alert, sinkName);
+      const log = o.logger.child({ alertId: row.alert.alertId, sink: sinkName, attempt, deliveryId });
+      let failure: GovtrailError | undefined;
+      try {
+        if (sink === undefined) throw new Error(`sink "${sinkName}" is not configured`);
+        await sink.deliver(row.alert, { deliveryId, attempt });
+      } catch (err) {
+        failure = toGovtrailError(err, 'DELIVERY_FAILED');
+      }
+      if (failure === undefined) {
+        await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
+        tally.delivered += 1;
+        log.debug('alert delivered');
+        continue;
+      }
+      const error = `${failure.code}: ${failure.message}`.slice(0, MAX_ERROR_TEXT);
+      const decision = nextRetry({
+        attempts: attempt,
+        firstAttemptAt,
+        now: now(),
+        ...(o.random === undefined ? {} : { random: o.random }),
+      });
+      if (decision.giveUp) {
+        await o.store.markFailed(row.alert.alertId, sinkName, attempt, error);
+        tally.failed += 1;
+        log.error(
+          { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+          'alert delivery failed for 24 hours; giving up',
+        );
+      } else {
+        await o.store.markRetry(row.alert.alertId, sinkName, attempt, decision.nextAttemptAt, error);
+        tally.retried += 1;
+        log.warn(
+          { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },
+          'alert delivery failed; will retry',
+        );
+      }
+    }
+  };
+
+  const results = await Promise.allSettled([...lanes].map(([name, rows]) => runLane(name, rows)));
+  const broken = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (broken !== undefined) throw toGovtrailError(broken.reason, 'DATABASE');
+
+  const totals = Object.values(bySink).reduce(
+    (acc, t) => ({
+      delivered: acc.delivered + t.delivered,
+      retried: acc.retried + t.retried,
+      failed: acc.failed + t.failed,
+    }),
+    { delivered: 0, retried: 0, failed: 0 },
+  );
+  return { ...totals, bySink };
+}

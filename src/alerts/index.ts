@@ -1,0 +1,5 @@
+/** Public surface of the alerts module: rule evaluation, the delivery loop and the sinks. */
+export * from './deliver.js';
+export * from './rules.js';
+export * from './sinks/index.js';
+export * from './types.js';

@@ -1,0 +1,34 @@
+/** The log sink: always configured, so an alert is never only in the database. */
+import type { Logger } from '../../logger.js';
+import type { Sink } from '../types.js';
+
+/**
+ * Creates the log sink (name `log`): one structured line per alert, at `warn` for high and
+ * critical alerts and `info` otherwise, so a log-based pager can key on the level.
+ */
+export function createLogSink(logger: Logger): Sink {
+  return {
+    name: 'log',
+    async deliver(alert, delivery) {
+      const level = alert.severity === 'high' || alert.severity === 'critical' ? 'warn' : 'info';
+      logger[level](
+        {
+          alert: {
+            alertId: alert.alertId,
+            ruleId: alert.ruleId,
+            ruleVersion: alert.ruleVersion,
+            severity: alert.severity,
+            tenantId: alert.tenantId,
+            entryId: alert.entryId,
+            dedupeKey: alert.dedupeKey,
+            title: alert.title,
+            summary: alert.summary,
+            changes: alert.context.changes,
+          },
+          deliveryId: delivery.deliveryId,
+        },
+        `alert ${alert.ruleId} (${alert.severity}): ${alert.title}`,
+      );
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The generic JSON webhook sink (`GOVTRAIL_WEBHOOK_URL`).
+ *
+ * Request: `POST <url>` with headers
+ * - `Content-Type: application/json`
+ * - `X-Govtrail-Event: alert`
+ * - `X-Govtrail-Delivery: <id>` — the same on every retry of one alert to one sink; drop repeats by it
+ *   (or by `alert.dedupeKey`): delivery is at least once
+ * - `X-Govtrail-Attempt: <n>` — 1 for the first attempt
+ * - `X-Govtrail-Signature: sha256=<hex>` — only with `GOVTRAIL_WEBHOOK_SECRET`: HMAC-SHA256 of the
+ *   exact request body bytes with the secret as key; verify it over the raw body before parsing
+ *
+ * Body ({@link WebhookPayload}), identical on every retry:
+ * ```json
+ * { "type": "govtrail.alert",
+ *   "alert": { "id": "…", "ruleId": "AIGOV-002", "ruleVersion": 1, "severity": "high",
+ *              "title": "Tool approval was turned off", "summary": "…", "tenantId": "acme",
+ *              "entryId": "…", "dedupeKey": "AIGOV-002:acme:…", "createdAt": "…", "context": { … } } }
+ * ```
+ * A 2xx answer means delivered. 408, 429, 5xx, timeouts and network errors are retryable; other
+ * statuses are reported as not retryable (the delivery loop still retries them for 24 hours, so a
+ * misconfigured receiver can be fixed in time). Redirects are not followed.
+ */
+import { createHmac } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import type { AlertContext, AlertMessage, Severity, Sink } from '../types.js';
+import { postJson } from './http.js';
+
+/** The JSON body of a webhook delivery. */
+export interface WebhookPayload {
+  readonly type: 'govtrail.alert';
+  readonly alert: {
+    readonly id: string;
+    readonly ruleId: string;
+    readonly ruleVersion: number;
+    readonly severity: Severity;
+    readonly title: string;
+    readonly summary: string;
+    readonly tenantId: string;
+    readonly entryId: string | null;
+    readonly dedupeKey: string;
+    readonly createdAt: string;
+    readonly context: AlertContext;
+  };
+}
+
+export interface WebhookSinkOptions {
+  readonly url: string;
+  /** HMAC key for `X-Govtrail-Signature`; no signature without it. */
+  readonly secret?: string | undefined;
+  /** undici dispatcher (tests, proxies); the global one otherwise. */
+  readonly dispatcher?: Dispatcher | undefined;
+  readonly timeoutMs?: number | undefined;
+}
+
+/** Builds the webhook body of an alert. */
+export function webhookPayload(alert: AlertMessage): WebhookPayload {
+  return {
+    type: 'govtrail.alert',
+    alert: {
+      id: alert.alertId,
+      ruleId: alert.ruleId,
+      ruleVersion: alert.ruleVersion,
+      severity: alert.severity,
+      title: alert.title,
+      summary: alert.summary,
+      tenantId: alert.tenantId,
+      entryId: alert.entryId,
+      dedupeKey: alert.dedupeKey,
+      createdAt: alert.createdAt,
+      context: alert.context,
+    },
+  };
+}
+
+/** `sha256=<hex HMAC-SHA256 of body>`, the value of `X-Govtrail-Signature`. */
+export function signBody(secret: string, body: Buffer | string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** Creates the webhook sink (name `webhook`). */
+export function createWebhookSink(o: WebhookSinkOptions): Sink {
+  return {
+    name: 'webhook',
+    async deliver(alert, delivery) {
+      const body = Buffer.from(JSON.stringify(webhookPayload(alert)), 'utf8');
+      const headers: Record<string, string> = {
+        'x-govtrail-event': 'alert',
+        'x-govtrail-delivery': delivery.deliveryId,
+        'x-govtrail-attempt': String(delivery.attempt),
+      };
+      if (o.secret !== undefined && o.secret !== '')
+        headers['x-govtrail-signature'] = signBody(o.secret, body);
+      await postJson({
+        sink: 'webhook',
+        url: o.url,
+        body,
+        headers,
+        dispatcher: o.dispatcher,
+        timeoutMs: o.timeoutMs,
+      });
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Shapes shared by rule evaluation, the outbox and the sinks. An alert is created as an
+ * {@link AlertDraft} by the pure rule evaluation, stored by the sync transaction (which gives it an
+ * id and a creation time), and handed to sinks as an {@link AlertMessage}.
+ */
+import type { Direction } from '../changes/diff.js';
+
+export type Severity = 'low' | 'medium' | 'high' | 'critical';
+
+/** Severities, lowest first. */
+export const SEVERITIES: readonly Severity[] = ['low', 'medium', 'high', 'critical'];
+
+/** One field change as an alert carries it (`field` is the field_change name). */
+export interface AlertChange {
+  readonly field: string;
+  /** The wire name, for humans: `requireToolApproval`. */
+  readonly label: string;
+  readonly oldValue: unknown;
+  readonly newValue: unknown;
+  readonly direction: Direction;
+}
+
+export interface AlertTicket {
+  /** Display value of the TICKET annotation (raw value when there is none). */
+  readonly value: string | null;
+  /** Resolved URL; null when the tenant has none configured. */
+  readonly url: string | null;
+}
+
+/** What alerts.md "What an alert carries" lists, stored as the alert's `context` jsonb. */
+export interface AlertContext {
+  readonly tenantId: string;
+  /** Null for run-level alerts (backfill digest, sync failing). */
+  readonly entryId: string | null;
+  /** `metadata.createdAt` verbatim; null for run-level alerts. */
+  readonly changedAt: string | null;
+  readonly changeKind: string | null;
+  readonly actor: { readonly kind: string | null; readonly userId: string | null };
+  readonly tickets: readonly AlertTicket[];
+  /** Display values of REASON annotations. */
+  readonly reasons: readonly string[];
+  /** The changes that made this rule fire (all of them when the rule is not about a field). */
+  readonly changes: readonly AlertChange[];
+  /** Every field change of the entry. */
+  readonly allChanges: readonly AlertChange[];
+  readonly syslogEventId: string | null;
+  readonly traceId: string | null;
+  /** One line telling on-call what to do. */
+  readonly runbook: string;
+  readonly ruleName: string;
+  /** Rule-specific facts: burst count, unrecognised values, digest counts, failing-run details. */
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** An alert as rule evaluation produces it, before it is stored. */
+export interface AlertDraft {
+  readonly ruleId: string;
+  readonly ruleVersion: number;
+  readonly severity: Severity;
+  readonly title: string;
+  readonly summary: string;
+  readonly entryId: string | null;
+  /** Unique per alert: `rule_id:tenant_id:entry_id` (run-level rules use `run-<id>` instead of the entry). */
+  readonly dedupeKey: string;
+  readonly context: AlertContext;
+}
+
+/** A stored alert, as the sinks receive it. */
+export interface AlertMessage {
+  readonly alertId: string;
+  readonly tenantId: string;
+  readonly entryId: string | null;
+  readonly ruleId: string;
+  readonly ruleVersion: number;
+  readonly severity: Severity;
+  readonly title: string;
+  readonly summary: string;
+  readonly context: AlertContext;
+  readonly dedupeKey: string;
+  /** ISO 8601 time the alert was stored. */
+  readonly createdAt: string;
+}
+
+/** Identifies one delivery attempt of one alert to one sink. */
+export interface DeliveryAttempt {
+  /** Stable across retries of the same (alert, sink), so receivers can drop repeats. */
+  readonly deliveryId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
+/** Where alerts go. `deliver` resolves when the receiver accepted the alert. */
+export interface Sink {
+  readonly name: string;
+  /**
+   * Delivers one alert.
+   * @throws GovtrailError with code `DELIVERY_FAILED`, `retryable` and, for HTTP sinks, `status`.
+   */
+  deliver(alert: AlertMessage, delivery: DeliveryAttempt): Promise<void>;
+}
+
+/** Builds the sink-facing message from a draft once the outbox has given it an id and a time. */
+export function alertMessageFromDraft(
+  draft: AlertDraft,
+  alertId: string,
+  createdAt: Date | string,
+): AlertMessage {
+  return {
+    alertId,
+    tenantId: draft.context.tenantId,
+    entryId: draft.entryId,
+    ruleId: draft.ruleId,
+    ruleVersion: draft.ruleVersion,
+    severity: draft.severity,
+    title: draft.title,
+    summary: draft.summary,
+    context: draft.context,
+    dedupeKey: draft.dedupeKey,
+    createdAt: typeof createdAt === 'string' ? createdAt : createdAt.toISOString(),
+  };
+}
