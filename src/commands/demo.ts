@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { formatValue } from '../alerts/format.js';
 import { createAlerting } from '../alerts/setup.js';
 import type { TenantConfig } from '../config.js';
+import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import { startSandbox } from '../sandbox/index.js';
 import { countEntries } from '../store/history.js';
 import { findCurrentSettings, findRecentAlerts, findRecentChanges } from '../store/read.js';
@@ -71,11 +72,7 @@ export function demoCommand(): Command {
           out.write(
             `Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`,
           );
-          const rows = Object.entries(current.settings ?? {})
-            .filter(([k]) => k !== 'extra_fields')
-            .map(([k, v]) => [k, v === null ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v)]);
-          const extra = (current.settings?.['extra_fields'] ?? {}) as Record<string, unknown>;
-          for (const [k, v] of Object.entries(extra)) rows.push([`extra_fields.${k}`, JSON.stringify(v)]);
+          const rows = settingsRows(current.wire);
           out.write(`${indent(formatTable(['setting', 'value'], rows))}\n\n`);
         }
 
@@ -128,6 +125,27 @@ export function demoCommand(): Command {
         await sandbox.close();
       }
     });
+}
+
+/** One row per governance setting, in wire names and human units, then the unmapped fields. */
+export function settingsRows(wire: Record<string, unknown> | null): string[][] {
+  if (wire === null) return [['(no settings)', 'the newest entry has no snapshot (hard delete)']];
+  const rows = SNAPSHOT_FIELDS.filter((f) => f.diffed).map((f) => {
+    const v = readWireField(wire, f);
+    const shown = v === undefined || v === null ? defaultShown(f.kind) : formatValue(f.column, v);
+    return [f.path.join('.'), shown];
+  });
+  for (const [k, v] of Object.entries(wire)) {
+    if (!MAPPED_TOP_LEVEL_KEYS.has(k)) rows.push([k, JSON.stringify(v)]);
+  }
+  return rows;
+}
+
+function defaultShown(kind: string): string {
+  // proto3 JSON omits default values: absent is the default, not "unknown".
+  if (kind === 'boolean') return 'false (absent)';
+  if (kind === 'enumList') return 'all types (absent)';
+  return 'unset';
 }
 
 function indent(text: string): string {

@@ -9,6 +9,8 @@ export interface CurrentSettings {
   readonly changedAt: string;
   readonly changeKind: string | null;
   readonly settings: Record<string, unknown> | null;
+  /** The snapshot exactly as received (null when the entry had none). */
+  readonly wire: Record<string, unknown> | null;
 }
 
 /** The snapshot of the tenant's newest entry (by created_at, entry_id). */
@@ -22,8 +24,10 @@ export async function findCurrentSettings(
     created_at: Date;
     change_kind: string | null;
     snapshot: Record<string, unknown> | null;
+    wire: Record<string, unknown> | null;
   }>`
     select e.entry_id, e.created_at_text, e.created_at, e.change_kind,
+           case when jsonb_typeof(e.raw->'snapshot') = 'object' then e.raw->'snapshot' end as wire,
            case when s.entry_id is null then null else to_jsonb(s) - 'tenant_id' - 'entry_id' end as snapshot
     from govtrail.history_entry e
     left join govtrail.settings_snapshot s on s.tenant_id = e.tenant_id and s.entry_id = e.entry_id
@@ -37,6 +41,7 @@ export async function findCurrentSettings(
     changedAt: r.created_at_text ?? r.created_at.toISOString(),
     changeKind: r.change_kind,
     settings: r.snapshot,
+    wire: r.wire,
   };
 }
 

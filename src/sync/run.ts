@@ -285,7 +285,7 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
         historyRequests: options.source.stats.historyRequests,
       };
     } catch (err) {
-      const error = toGovtrailError(err, 'DATABASE');
+      const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
       counters.httpRetries = options.source.stats.retries;
       rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, 'sync failed');
       if (runId !== 0) {
@@ -330,4 +330,10 @@ function emptyCounters(): RunCounters {
     warnings: 0,
     httpRetries: 0,
   };
+}
+
+/** Errors raised by PostgreSQL (pg and PGlite both report a severity and an SQLSTATE code). */
+function isDatabaseError(err: unknown): boolean {
+  const e = err as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code);
 }
