@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * The command layer: parses arguments with commander and hands each command to its module under
  * src/commands/. Exit codes: 0 success, 1 the work failed, 2 a usage or configuration error.
@@ -11,17 +12,26 @@ import { sandboxCommand } from './commands/sandbox.js';
 import { syncCommand } from './commands/sync.js';
 import { exitCodeFor, GovtrailError } from './errors.js';
 import { scrubSecrets } from './logger.js';
+import { packagePath } from './paths.js';
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 
 export function buildProgram(): Command {
   const program = new Command('govtrail')
     .description(
-      'Keeps an audit-grade PostgreSQL copy of a tenant’s AI governance settings change history,\n' +
+      'Keeps an audit-grade PostgreSQL copy of a tenant’s AI governance settings change history, ' +
         'and raises alerts when a change weakens governance.\n\n' +
-        'Configuration comes from the environment (and a .env file); see the README for every variable.\n' +
-        'With nothing configured, `govtrail demo` runs the whole pipeline on a sandbox tenant and an\n' +
+        'Configuration comes from the environment (and a .env file); the README lists every variable. ' +
+        'With nothing configured, `govtrail demo` runs the whole pipeline on a sandbox tenant and an ' +
         'embedded database.',
     )
-    .version(process.env['npm_package_version'] ?? '0.1.0')
+    .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (str, write) => write(str) });
   program.addCommand(demoCommand());

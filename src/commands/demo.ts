@@ -19,11 +19,9 @@ export const DEMO_TENANT = 'sandbox';
 
 export function demoCommand(): Command {
   return new Command('demo')
+    .summary('run the whole pipeline on a sandbox tenant and the embedded database')
     .description(
-      'Run the whole pipeline on embedded parts: a sandbox tenant (in-process, seeded with a realistic\n' +
-        'history) and the embedded database in GOVTRAIL_DATA_DIR (./.govtrail), or DATABASE_URL when set.\n' +
-        'Migrates, syncs, then prints what was stored, the latest changes and the alerts raised, and how\n' +
-        'to query them. Running it again stores nothing new: the sandbox history is deterministic.',
+      'Run the whole pipeline on embedded parts: a sandbox tenant (in-process, seeded with a realistic history) and the embedded database in GOVTRAIL_DATA_DIR (./.govtrail), or DATABASE_URL when set. Migrates, syncs, then prints what was stored, the latest changes and the alerts raised, and how to query them. Running it again stores nothing new: the sandbox history is deterministic.',
     )
     .addOption(
       new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveInt),
@@ -169,10 +167,7 @@ function howToQuery(embedded: boolean, url: string | undefined): string {
   ];
   if (embedded) {
     return (
-      'How to query it: the embedded database lives in GOVTRAIL_DATA_DIR (./.govtrail) and is opened by\n' +
-      'govtrail itself, one process at a time. To use psql or a BI tool, point govtrail at a PostgreSQL\n' +
-      'server instead:\n' +
-      '  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx govtrail demo\n' +
+      'How to query it: the embedded database lives in GOVTRAIL_DATA_DIR (./.govtrail) and is opened by govtrail itself, one process at a time. To use psql or a BI tool, point govtrail at a PostgreSQL server instead:   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx govtrail demo\n' +
       `  psql "$DATABASE_URL" -c "${q[0]}"\n`
     );
   }

@@ -3,9 +3,9 @@ import { createContext } from './context.js';
 
 export function migrateCommand(): Command {
   return new Command('migrate')
+    .summary('apply the SQL migrations (idempotent)')
     .description(
-      'Apply the numbered SQL migrations of sql/ to the database (DATABASE_URL, or the embedded one).\n' +
-        'Idempotent; runs under an advisory lock so replicas starting together migrate once.',
+      'Apply the numbered SQL migrations of sql/ to the database (DATABASE_URL, or the embedded one). Idempotent; runs under an advisory lock so replicas starting together migrate once.',
     )
     .action(async () => {
       const ctx = createContext();

@@ -10,11 +10,9 @@ import { formatTable } from './table.js';
 
 export function syncCommand(): Command {
   return new Command('sync')
+    .summary('one checkpointed sync per configured tenant, then alert delivery')
     .description(
-      'Run one checkpointed sync for every configured tenant (or the one named), then deliver\n' +
-        'pending alerts. Prints a summary per tenant; exits 1 when any tenant failed.\n\n' +
-        'A tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or\n' +
-        'GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
+      'Run one checkpointed sync for every configured tenant (or the one named), then deliver pending alerts. Prints a summary per tenant; exits 1 when any tenant failed.\n\nA tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
     )
     .option('-t, --tenant <name>', 'sync only this tenant (its name in the database)')
     .action(async (opts: { tenant?: string }) => {
