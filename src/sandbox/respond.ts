@@ -1,0 +1,18 @@
+/** Writing whole HTTP responses. */
+import type { ServerResponse } from 'node:http';
+
+/** Writes a complete response with a content length. */
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(body),
+    ...headers,
+  });
+  res.end(body);
+}

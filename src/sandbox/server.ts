@@ -1,0 +1,461 @@
+/**
+ * The sandbox tenant's HTTP server: the token endpoint, the history listing and the owner
+ * delete of the brief, fault injection in front of them, and the `/_sandbox/` control
+ * endpoints (see control.ts).
+ *
+ * Response shapes follow the real service, a Go service behind grpc-gateway:
+ * - API errors are `{"code": <gRPC code>, "message": "…", "details": []}` with the HTTP status
+ *   grpc-gateway maps the code to (3 → 400, 16 → 401, 7 → 403, 5 → 404, 12 → 405…);
+ * - token endpoint errors are OAuth 2.0 `{"error": "…", "error_description": "…"}`;
+ * - errors raised by the load balancer in front of the service (408, 502, 504) are HTML pages.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { AuthService } from './auth.js';
+import { handleControl } from './control.js';
+import type { FaultDecision, FaultInjector, FaultRoute } from './faults.js';
+import type { HistoryStore } from './history.js';
+import { matchOwnerPath, type OwnerStore, type OwnerTuple } from './owners.js';
+import { type PageCursor, type PageTokens, parseHistoryQuery } from './paging.js';
+import { send } from './respond.js';
+
+/** Live request counters. */
+export interface SandboxStats {
+  /** API requests (token, history, delete and unknown paths; control requests are not counted). */
+  readonly requests: number;
+  readonly tokenRequests: number;
+  readonly historyRequests: number;
+  readonly deleteRequests: number;
+  /** History entries sent in successful pages. */
+  readonly entriesServed: number;
+  /** Query parameters of the last history request (last value of each name). */
+  readonly lastHistoryQuery: Readonly<Record<string, string>> | undefined;
+}
+
+/** The mutable counters behind {@link SandboxStats}. */
+export interface MutableStats {
+  requests: number;
+  tokenRequests: number;
+  historyRequests: number;
+  deleteRequests: number;
+  entriesServed: number;
+  lastHistoryQuery: Readonly<Record<string, string>> | undefined;
+}
+
+/** Everything the server serves from. */
+export interface ServerContext {
+  readonly history: HistoryStore;
+  readonly auth: AuthService;
+  readonly faults: FaultInjector;
+  readonly owners: OwnerStore;
+  readonly tokens: PageTokens;
+  readonly paging: 'keyset' | 'offset';
+  readonly stats: MutableStats;
+}
+
+/** The HTTP server and how to stop it completely. */
+export interface SandboxServer {
+  readonly server: Server;
+  /** Stops listening, destroys open sockets (hanging requests included) and cancels pending delays. */
+  close(): Promise<void>;
+}
+
+const HISTORY_PATH = '/api/v1/settings/ai-governance/history';
+const TOKEN_PATH = '/auth/v1/token';
+const MAX_BODY_BYTES = 1 << 20;
+
+const GRPC_CODE_OF_STATUS: Readonly<Record<number, number>> = {
+  400: 3,
+  401: 16,
+  403: 7,
+  404: 5,
+  405: 12,
+  409: 6,
+  429: 8,
+  500: 13,
+  503: 14,
+  504: 4,
+};
+const OAUTH_ERROR_OF_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request',
+  401: 'invalid_client',
+  403: 'unauthorized_client',
+  429: 'temporarily_unavailable',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+/** A grpc-gateway error response. */
+function sendGrpcError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  const code = GRPC_CODE_OF_STATUS[status] ?? 2;
+  send(res, status, JSON.stringify({ code, message, details: [] }), 'application/json', headers);
+}
+
+function sendOAuthError(
+  res: ServerResponse,
+  status: number,
+  description: string,
+  headers: Record<string, string> = {},
+) {
+  const error = OAUTH_ERROR_OF_STATUS[status] ?? 'server_error';
+  send(res, status, JSON.stringify({ error, error_description: description }), 'application/json', headers);
+}
+
+/** The page an nginx-style load balancer sends for its own errors. */
+function lbPage(status: number): string {
+  const title = `${status} ${STATUS_TEXT[status] ?? 'Error'}`;
+  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n</body>\r\n</html>\r\n`;
+}
+
+/** Reads the whole request body (bounded). */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(undefined);
+        req.removeAllListeners('data');
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Creates the server (not yet listening). */
+export function createSandboxServer(ctx: ServerContext): SandboxServer {
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closing = false;
+
+  const wait = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A handler bug must surface to the client as a 500, not as a hung request.
+      if (!res.headersSent && !res.destroyed) {
+        sendGrpcError(res, 500, `sandbox error: ${error instanceof Error ? error.message : String(error)}`);
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+    const rawQuery = q < 0 ? '' : rawUrl.slice(q + 1);
+    const body = await readBody(req);
+    if (body === undefined) {
+      sendGrpcError(res, 400, 'request body too large');
+      return;
+    }
+    if (rawPath.startsWith('/_sandbox/')) {
+      handleControl(ctx, req, res, rawPath, rawQuery, body);
+      return;
+    }
+    ctx.stats.requests++;
+    const method = req.method ?? 'GET';
+
+    if (rawPath === TOKEN_PATH) {
+      if (method !== 'POST') {
+        const error = { error: 'invalid_request', error_description: `method ${method} not allowed` };
+        send(res, 405, JSON.stringify(error), 'application/json', { allow: 'POST' });
+        return;
+      }
+      ctx.stats.tokenRequests++;
+      const fault = ctx.faults.decide('token');
+      if (fault !== undefined && (await injectFault(fault, 'token', req, res, rawUrl))) return;
+      const result = await ctx.auth.token(body, req.headers['content-type'], req.headers.host);
+      send(res, result.status, JSON.stringify(result.body), 'application/json', {
+        'cache-control': 'no-store',
+      });
+      return;
+    }
+
+    if (rawPath === HISTORY_PATH) {
+      if (method !== 'GET') {
+        sendGrpcError(res, 405, 'Method Not Allowed', { allow: 'GET' });
+        return;
+      }
+      ctx.stats.historyRequests++;
+      const fault = ctx.faults.decide('history');
+      if (fault !== undefined && (await injectFault(fault, 'history', req, res, rawUrl))) return;
+      listHistory(req, res, rawQuery, fault?.kind);
+      return;
+    }
+
+    const owner = matchOwnerPath(rawPath);
+    if (owner.match !== 'none') {
+      if (method !== 'DELETE') {
+        sendGrpcError(res, 405, 'Method Not Allowed', { allow: 'DELETE' });
+        return;
+      }
+      ctx.stats.deleteRequests++;
+      const fault = ctx.faults.decide('delete');
+      if (fault !== undefined && (await injectFault(fault, 'delete', req, res, rawUrl))) return;
+      const auth = ctx.auth.check(req.headers.authorization);
+      if (!auth.ok) {
+        sendGrpcError(res, 401, auth.message);
+        return;
+      }
+      if (!auth.admin) {
+        sendGrpcError(res, 403, 'permission denied: deleting an entitlement owner needs an admin');
+        return;
+      }
+      if (owner.match === 'bad') {
+        sendGrpcError(res, 400, owner.message);
+        return;
+      }
+      deleteOwner(res, owner.owner, body);
+      return;
+    }
+
+    sendGrpcError(res, 404, 'Not Found');
+  }
+
+  /**
+   * Applies a fault. Returns true when the response has been dealt with, false when normal
+   * handling goes on (after a slow delay, an expired token, or a fault that only reshapes the
+   * normal page).
+   */
+  async function injectFault(
+    fault: FaultDecision,
+    route: FaultRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawUrl: string,
+  ): Promise<boolean> {
+    const headers: Record<string, string> =
+      fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter };
+    switch (fault.kind) {
+      case 'reset':
+        req.socket.destroy();
+        return true;
+      case 'hang':
+        // No answer; close() destroys the socket.
+        return true;
+      case 'slow':
+        await wait(fault.delayMs);
+        return closing;
+      case 'expire': {
+        const auth = ctx.auth.check(req.headers.authorization);
+        if (auth.ok) ctx.auth.revoke(auth.token);
+        return false;
+      }
+      case 'badjson':
+        send(res, 200, fault.body ?? '{"list":[{"metadata":{"id":"2', 'application/json', headers);
+        return true;
+      case 'list-not-array':
+        send(res, 200, fault.body ?? '{"list":5}', 'application/json', headers);
+        return true;
+      case 'list-null':
+        send(res, 200, fault.body ?? '{"list":null,"nextPageToken":""}', 'application/json', headers);
+        return true;
+      case 'redirect':
+        send(res, 307, '', 'text/plain', {
+          location: fault.location ?? `http://sandbox-redirect.invalid${rawUrl}`,
+        });
+        return true;
+      case 'repeat-token':
+      case 'omit-empty':
+        return false;
+      default: {
+        const status = Number(fault.kind);
+        if (fault.body !== undefined) {
+          const isJson = (() => {
+            try {
+              JSON.parse(fault.body);
+              return true;
+            } catch {
+              return false;
+            }
+          })();
+          send(res, status, fault.body, isJson ? 'application/json' : 'text/plain; charset=utf-8', headers);
+        } else if (status === 408 || status === 502 || status === 504) {
+          send(res, status, lbPage(status), 'text/html', headers);
+        } else if (route === 'token') {
+          if (status === 404) send(res, 404, '404 page not found\n', 'text/plain; charset=utf-8', headers);
+          else sendOAuthError(res, status, `injected ${status}`, headers);
+        } else {
+          sendGrpcError(res, status, injectedMessage(status), headers);
+        }
+        return true;
+      }
+    }
+  }
+
+  function listHistory(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawQuery: string,
+    shape: string | undefined,
+  ): void {
+    const auth = ctx.auth.check(req.headers.authorization);
+    if (!auth.ok) {
+      sendGrpcError(res, 401, auth.message);
+      return;
+    }
+    if (!auth.admin) {
+      sendGrpcError(res, 403, 'permission denied: listing the AI governance settings history is admin-tier');
+      return;
+    }
+    const params = new URLSearchParams(rawQuery);
+    ctx.stats.lastHistoryQuery = Object.fromEntries(params);
+    const query = parseHistoryQuery(params);
+    if (!query.ok) {
+      sendGrpcError(res, 400, query.message);
+      return;
+    }
+    let cursor: PageCursor | undefined;
+    if (query.pageToken !== '') {
+      cursor = ctx.tokens.decode(query.pageToken);
+      if (cursor === undefined) {
+        sendGrpcError(res, 400, 'invalid page token');
+        return;
+      }
+    }
+    const { history } = ctx;
+    const size = history.size;
+    let end: number;
+    let served: number;
+    if (cursor === undefined || cursor.mode === 'top') {
+      end = size;
+      served = 0;
+    } else if (cursor.mode === 'keyset') {
+      end = history.positionOf(cursor);
+      served = size - end;
+    } else {
+      served = cursor.offset;
+      end = Math.max(0, size - cursor.offset);
+    }
+    const stop = Math.max(0, end - query.pageSize);
+    const parts: string[] = [];
+    for (let p = end - 1; p >= stop; p--) parts.push(history.jsonAt(p));
+    const offsetMode = cursor === undefined ? ctx.paging === 'offset' : cursor.mode === 'offset';
+    let next = '';
+    if (stop > 0) {
+      next = offsetMode
+        ? ctx.tokens.encode({ mode: 'offset', offset: served + parts.length })
+        : ctx.tokens.encode({ mode: 'keyset', ...history.cursorAt(stop) });
+    }
+    if (shape === 'repeat-token') {
+      next =
+        query.pageToken !== ''
+          ? query.pageToken
+          : ctx.tokens.encode(offsetMode ? { mode: 'offset', offset: 0 } : { mode: 'top' });
+    }
+    ctx.stats.entriesServed += parts.length;
+    let body: string;
+    if (shape === 'omit-empty') {
+      const fields: string[] = [];
+      if (parts.length > 0) fields.push(`"list":[${parts.join(',')}]`);
+      if (next !== '') fields.push(`"nextPageToken":${JSON.stringify(next)}`);
+      body = `{${fields.join(',')}}`;
+    } else {
+      body = `{"list":[${parts.join(',')}],"nextPageToken":${JSON.stringify(next)}}`;
+    }
+    send(res, 200, body);
+  }
+
+  function deleteOwner(res: ServerResponse, owner: OwnerTuple, body: Buffer): void {
+    if (body.length === 0) {
+      sendGrpcError(res, 400, 'missing request body: appEntitlementRef is required');
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch (error) {
+      sendGrpcError(res, 400, `invalid JSON body: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    const ref =
+      typeof parsed === 'object' && parsed !== null
+        ? (parsed as Record<string, unknown>)['appEntitlementRef']
+        : undefined;
+    const refAppId =
+      typeof ref === 'object' && ref !== null ? (ref as Record<string, unknown>)['appId'] : undefined;
+    const refId =
+      typeof ref === 'object' && ref !== null ? (ref as Record<string, unknown>)['id'] : undefined;
+    if (refAppId !== owner.entitlementAppId || refId !== owner.entitlementId) {
+      sendGrpcError(
+        res,
+        400,
+        `appEntitlementRef in the body (appId ${JSON.stringify(refAppId)}, id ${JSON.stringify(refId)}) ` +
+          `does not match the path (${JSON.stringify(owner.entitlementAppId)}, ${JSON.stringify(owner.entitlementId)})`,
+      );
+      return;
+    }
+    if (!ctx.owners.remove(owner)) {
+      sendGrpcError(res, 404, 'entitlement owner not found');
+      return;
+    }
+    send(res, 200, '{}');
+  }
+
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        closing = true;
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
+
+function injectedMessage(status: number): string {
+  switch (status) {
+    case 429:
+      return 'rate limit exceeded';
+    case 503:
+      return 'service unavailable: upstream connect error';
+    case 500:
+      return 'internal error';
+    case 401:
+      return 'unauthenticated';
+    case 403:
+      return 'permission denied';
+    case 404:
+      return 'not found';
+    default:
+      return STATUS_TEXT[status] ?? 'error';
+  }
+}
