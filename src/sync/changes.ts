@@ -34,6 +34,16 @@ export interface ChangesStepOptions {
   readonly backfillPerEntryAlerts: boolean;
 }
 
+/** How far back the walk looks for a diff base past entries served without a snapshot. */
+const MAX_BASE_LOOKBACK = 100;
+
+/** Whether an entry tells what the settings were after it: it has a snapshot, or it deleted them. */
+function isDiffBase(e: ChronoEntry): boolean {
+  return (
+    (typeof e.snapshot === 'object' && e.snapshot !== null) || e.changeKind === 'CHANGE_KIND_HARD_DELETE'
+  );
+}
+
 function keyOf(e: { createdAt: Date; createdAtText: string | null }): string {
   return parseTimestamp(e.createdAtText)?.key ?? `${e.createdAt.toISOString().slice(0, 23)}000000Z`;
 }
@@ -61,8 +71,15 @@ export function changesStep(options: ChangesStepOptions): AfterInsertStep {
     const oldest = await findOldestOfRun(trx, tenantId, runId);
     if (oldest === undefined) return { alerts: 0, fieldChanges: 0 };
 
-    const before = await findEntryBefore(trx, tenantId, oldest);
-    let prev: ChronoEntry | undefined = before;
+    // The diff base is the latest entry that says what the settings were: one with a snapshot, or
+    // a hard delete (settings gone). A PUT served without a snapshot says nothing, so it is skipped
+    // rather than read as "no settings" (which would hide the next entry's old values).
+    let base: ChronoEntry | undefined = await findEntryBefore(trx, tenantId, oldest);
+    for (let i = 0; i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base); i++) {
+      base = await findEntryBefore(trx, tenantId, base);
+    }
+    if (base !== undefined && !isDiffBase(base)) base = undefined;
+    let baseIsNew = false;
     let prevIsNew = false;
     const window: string[] = (
       await findEntryTimesBetween(trx, tenantId, new Date(oldest.createdAt.getTime() - WINDOW_MS), oldest)
@@ -95,9 +112,9 @@ export function changesStep(options: ChangesStepOptions): AfterInsertStep {
       while (window.length > 0 && (window[0] as string) < horizon) window.shift();
       window.push(key);
 
-      if (isNew || prevIsNew) {
-        // A new entry, or a stored one whose predecessor arrived late: (re)compute its diff.
-        const changes = diffSnapshots(prev?.snapshot ?? null, e.snapshot, options.pack.ranks);
+      if (isNew || prevIsNew || baseIsNew) {
+        // A new entry, or a stored one whose predecessor (or diff base) arrived late: (re)compute its diff.
+        const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, options.pack.ranks);
         pendingIds.push(e.entryId);
         for (const change of changes) pendingChanges.push({ entryId: e.entryId, change });
         if (isNew) {
@@ -116,7 +133,10 @@ export function changesStep(options: ChangesStepOptions): AfterInsertStep {
           else pendingAlerts.push(...drafts);
         }
       }
-      prev = e;
+      if (isDiffBase(e)) {
+        base = e;
+        baseIsNew = isNew;
+      }
       prevIsNew = isNew;
       if (pendingChanges.length >= FLUSH_EVERY || pendingAlerts.length >= FLUSH_EVERY) await flush();
     }
