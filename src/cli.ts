@@ -5,11 +5,18 @@ import { readFileSync } from 'node:fs';
  */
 import { Command, CommanderError } from 'commander';
 import { alertsCommand } from './commands/alerts.js';
+import { changesCommand } from './commands/changes.js';
 import { demoCommand } from './commands/demo.js';
 import { ExitCode } from './commands/exit.js';
+import { exportCommand } from './commands/export.js';
 import { migrateCommand } from './commands/migrate.js';
+import { ownersCommand } from './commands/owners.js';
+import { reportCommand } from './commands/report.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { settingsCommand } from './commands/settings.js';
 import { syncCommand } from './commands/sync.js';
+import { verifyCommand } from './commands/verify.js';
+import { workerCommand } from './commands/worker.js';
 import { exitCodeFor, GovtrailError } from './errors.js';
 import { scrubSecrets } from './logger.js';
 import { packagePath } from './paths.js';
@@ -39,6 +46,13 @@ export function buildProgram(): Command {
   program.addCommand(syncCommand());
   program.addCommand(alertsCommand());
   program.addCommand(sandboxCommand());
+  program.addCommand(workerCommand());
+  program.addCommand(ownersCommand());
+  program.addCommand(settingsCommand());
+  program.addCommand(changesCommand());
+  program.addCommand(exportCommand());
+  program.addCommand(reportCommand());
+  program.addCommand(verifyCommand());
   return program;
 }
 

@@ -97,6 +97,8 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
     },
     async close() {
       await db.destroy();
+      // Kysely ends the pool only if it ever ran a query; end it here too, or pg's idle timer keeps the process alive.
+      if (!(pool as unknown as { ended?: boolean }).ended) await pool.end().catch(() => {});
     },
   };
 }

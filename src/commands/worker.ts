@@ -1,0 +1,77 @@
+import { Command } from 'commander';
+import { ConfigError } from '../errors.js';
+import { startWorkerService } from '../worker/service.js';
+import { createContext } from './context.js';
+
+/**
+ * `govtrail worker`: the scheduled loop with /healthz and /metrics, until SIGTERM or SIGINT.
+ * The first signal drains (grace period, then abort) and exits 0; a second one exits at once.
+ */
+export function workerCommand(): Command {
+  return new Command('worker')
+    .summary('scheduled sync of every configured tenant, with /healthz and /metrics')
+    .description(
+      'Sync every configured tenant on the GOVTRAIL_SCHEDULE cron schedule (UTC), then deliver pending alerts. ' +
+        'Serves GET /healthz and GET /metrics (Prometheus) on GOVTRAIL_HTTP_PORT. Several replicas may run ' +
+        'against one database: a PostgreSQL advisory lock per tenant lets exactly one of them sync it, and ' +
+        'the others record a skipped run.\n\n' +
+        'SIGTERM or SIGINT stops scheduling and lets a run in flight finish within GOVTRAIL_SHUTDOWN_GRACE ' +
+        '(default 30s), then aborts it (its transaction rolls back) and exits 0. A second signal exits at once.',
+    )
+    .option('--no-initial-run', 'wait for the first scheduled tick instead of running at start-up')
+    .action(async (opts: { initialRun: boolean }) => {
+      const ctx = createContext();
+      const { config, logger } = ctx;
+      if (config.tenants.length === 0) {
+        throw new ConfigError(
+          'GOVTRAIL_CLIENT_ID',
+          'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
+        );
+      }
+      const database = await ctx.openDatabase();
+      let service: Awaited<ReturnType<typeof startWorkerService>>;
+      try {
+        service = await startWorkerService({ config, logger, database });
+      } catch (err) {
+        await database.close();
+        throw err;
+      }
+      logger.info(
+        {
+          tenants: config.tenants.map((t) => t.name),
+          schedule: config.schedule,
+          concurrency: config.workerConcurrency,
+          port: service.port,
+        },
+        'worker started',
+      );
+
+      await new Promise<void>((resolve) => {
+        let signalled = false;
+        const onSignal = (signal: NodeJS.Signals) => {
+          if (signalled) {
+            // The operator insists: no more waiting. Locks go with the connections.
+            logger.warn({ signal }, 'second signal: exiting now');
+            logger.flush();
+            process.exit(130);
+          }
+          signalled = true;
+          logger.info(
+            { signal, graceMs: config.shutdownGraceMs },
+            'shutting down: no new runs; a second signal exits at once',
+          );
+          service.stop(config.shutdownGraceMs).then(
+            () => resolve(),
+            (err: unknown) => {
+              logger.error({ err }, 'error while shutting down');
+              resolve();
+            },
+          );
+        };
+        process.on('SIGTERM', onSignal);
+        process.on('SIGINT', onSignal);
+        service.worker.start({ initialRun: opts.initialRun });
+      });
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    });
+}

@@ -1,0 +1,116 @@
+/**
+ * The worker's Prometheus metrics, on a registry of its own (never prom-client's global one, so
+ * that two workers in one process — tests — and library users do not share counters).
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliverySummary } from '../alerts/deliver.js';
+import type { SyncRunSummary } from '../sync/run.js';
+
+export interface WorkerMetrics {
+  readonly registry: Registry;
+  /** Counts one finished run (any status) and its figures. */
+  recordRun(summary: SyncRunSummary): void;
+  /** Counts one HTTP retry of a tenant's run (from syncTenant's onRetry, as it happens). */
+  recordRetry(tenant: string): void;
+  recordDeliveries(summary: DeliverySummary): void;
+  /** Prometheus text exposition of every metric. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+/**
+ * @param checkpointTimes reads each tenant's checkpoint entry time at scrape, so that the age is
+ *   right even when this replica has not run the tenant lately (another replica did).
+ */
+export function createWorkerMetrics(options: {
+  tenants: readonly string[];
+  checkpointTimes: () => Promise<ReadonlyMap<string, Date>>;
+  now?: () => number;
+  /** Default process metrics (CPU, memory, event loop); default true. */
+  processMetrics?: boolean;
+}): WorkerMetrics {
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  const now = options.now ?? Date.now;
+
+  const runs = new Counter({
+    name: 'govtrail_sync_runs_total',
+    help: 'Sync runs started by this process, by tenant and final status (skipped: another process held the tenant lock)',
+    labelNames: ['tenant', 'status'] as const,
+    registers: [registry],
+  });
+  const inserted = new Counter({
+    name: 'govtrail_entries_inserted_total',
+    help: 'History entries stored by this process (committed runs only)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'govtrail_sync_run_duration_seconds',
+    help: 'Duration of sync runs that did the work (skipped runs excluded)',
+    labelNames: ['tenant'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'govtrail_http_retries_total',
+    help: 'HTTP attempts retried while syncing (408, 429, 5xx, network errors)',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const lastSuccess = new Gauge({
+    name: 'govtrail_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful run by this process',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'govtrail_alert_deliveries_total',
+    help: 'Alert delivery attempts by sink and outcome (delivered, retried, failed = given up)',
+    labelNames: ['sink', 'outcome'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'govtrail_checkpoint_age_seconds',
+    help: 'Now minus the creation time of the newest stored entry (the checkpoint), read from the database at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const times = await options.checkpointTimes();
+      for (const [tenant, at] of times) this.set({ tenant }, Math.max(0, (now() - at.getTime()) / 1000));
+    },
+  });
+
+  // Zero series for every configured tenant, so that rate() and absent() work from the first scrape.
+  for (const tenant of options.tenants) {
+    for (const status of ['succeeded', 'failed', 'skipped']) runs.inc({ tenant, status }, 0);
+    inserted.inc({ tenant }, 0);
+    retries.inc({ tenant }, 0);
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    recordRun(s) {
+      runs.inc({ tenant: s.tenantId, status: s.status });
+      if (s.status === 'skipped') return;
+      duration.observe({ tenant: s.tenantId }, s.durationMs / 1000);
+      if (s.status === 'succeeded') {
+        inserted.inc({ tenant: s.tenantId }, s.counters.entriesInserted);
+        lastSuccess.set({ tenant: s.tenantId }, now() / 1000);
+      }
+    },
+    recordRetry(tenant) {
+      retries.inc({ tenant });
+    },
+    recordDeliveries(summary) {
+      for (const [sink, t] of Object.entries(summary.bySink)) {
+        if (t.delivered > 0) deliveries.inc({ sink, outcome: 'delivered' }, t.delivered);
+        if (t.retried > 0) deliveries.inc({ sink, outcome: 'retried' }, t.retried);
+        if (t.failed > 0) deliveries.inc({ sink, outcome: 'failed' }, t.failed);
+      }
+    },
+    render: () => registry.metrics(),
+  };
+}
