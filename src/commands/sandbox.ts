@@ -60,6 +60,7 @@ interface SandboxCommandOptions {
   paging: 'keyset' | 'offset';
   appendEvery?: number;
   scenarios?: boolean;
+  emitUnpopulated?: boolean;
   json?: boolean;
 }
 
@@ -151,9 +152,9 @@ function untilSignal(): Promise<NodeJS.Signals> {
 export function sandboxCommand(): Command {
   return new Command('sandbox')
     .description(
-      'Run the sandbox tenant: an HTTP server that implements the tenant API brief (token endpoint,\n' +
-        'AI governance settings history with paging, DeleteEntitlementOwner) over a seeded, realistic\n' +
-        'history, with optional fault injection. Prints the base URL and credentials, then serves until\n' +
+      'Run the sandbox tenant: an HTTP server that implements the tenant API brief (token endpoint, ' +
+        'AI governance settings history with paging, DeleteEntitlementOwner) over a seeded, realistic ' +
+        'history, with optional fault injection. Prints the base URL and credentials, then serves until ' +
         'interrupted (Ctrl+C or SIGTERM).',
     )
     .addOption(
@@ -222,6 +223,13 @@ export function sandboxCommand(): Command {
     )
     .addOption(
       new Option(
+        '--emit-unpopulated',
+        'write every field of every entry, defaults included ("", false, 0, [], null), as ' +
+          'grpc-gateway v2 does by default, instead of leaving default values out',
+      ),
+    )
+    .addOption(
+      new Option(
         '--json',
         'print one JSON line {"baseUrl", "credentials", "entries"} on stdout instead of the text',
       ),
@@ -242,6 +250,7 @@ export function sandboxCommand(): Command {
           ...(opts.faults === undefined ? {} : { faults: opts.faults }),
           ...(opts.faultSeed === undefined ? {} : { faultSeed: opts.faultSeed }),
           ...(opts.scenarios === true ? { scenarios: true } : {}),
+          ...(opts.emitUnpopulated === true ? { emitUnpopulated: true } : {}),
         });
       } catch (error) {
         const code = (error as { code?: unknown }).code;

@@ -28,9 +28,9 @@ export interface SandboxCredentialSet {
 }
 
 /** Prefix of a key secret; the rest is base64url of an Ed25519 private JWK. */
-export const KEY_SECRET_PREFIX = 'secret-token:conductorone.com:v1:';
+const KEY_SECRET_PREFIX = 'secret-token:conductorone.com:v1:';
 /** client_assertion_type of a JWT bearer client assertion (RFC 7523). */
-export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** Tolerated clock difference with the client. */
 const SKEW_SECONDS = 30;
 /** The longest assertion lifetime accepted (product brief: exp ≤ now + 5 min). */
@@ -87,7 +87,7 @@ function digest(text: string): Buffer {
 }
 
 /** The audience a client must name: the Host header's host name, without port or IPv6 brackets. */
-export function audienceOf(hostHeader: string | undefined): string | undefined {
+function audienceOf(hostHeader: string | undefined): string | undefined {
   if (hostHeader === undefined || hostHeader === '') return undefined;
   try {
     return new URL(`http://${hostHeader}`).hostname.replace(/^\[(.*)\]$/, '$1');

@@ -142,7 +142,7 @@ interface ActiveRule {
 }
 
 /** Checks a rule from an untrusted source (the control endpoint); throws a RangeError. */
-export function validateFaultRule(value: unknown): FaultRule {
+function validateFaultRule(value: unknown): FaultRule {
   if (typeof value !== 'object' || value === null) throw new RangeError('a fault rule is an object');
   const r = value as Record<string, unknown>;
   if (!(FAULT_KINDS as readonly unknown[]).includes(r['kind'])) {

@@ -10,10 +10,16 @@
  *
  * Order is KSUID order (string order of the sort key, ties broken by insertion index), kept in an
  * ascending array of entry indexes: appends push at the end, late arrivals splice in.
+ *
+ * A HARD_DELETE entry carries no snapshot. The brief defines the snapshot as "the settings
+ * object as it was after the change", and after a hard delete there is no object; protojson
+ * leaves an unset message out (with emitUnpopulated it is `null`). The next change to the
+ * settings is then a CREATE that starts a new object with a new createdAt.
  */
 import { ksuidAt } from './ksuid.js';
 import { annotation, annotationOfKind, generateMetadata, makeUsers, type Users } from './metadata.js';
-import { mix, Random } from './random.js';
+import { populateEntry } from './populate.js';
+import { mix, Random, WeightedTable } from './random.js';
 import {
   applyChange,
   applyChangeToWire,
@@ -21,6 +27,7 @@ import {
   createModel,
   MODEL_SIZE,
   mergeSettings,
+  modelToJson,
   modelToWire,
   wireToModel,
 } from './settings.js';
@@ -69,6 +76,8 @@ export interface HistoryOptions {
   readonly entries: number;
   readonly seed: number;
   readonly start: string;
+  /** Write every field, defaults included (grpc-gateway v2's default marshaler); see populate.ts. */
+  readonly emitUnpopulated?: boolean;
 }
 
 /** Position of an entry in the listing order, as a page token names it. */
@@ -107,13 +116,15 @@ function nextGap(rng: Random, scale: number): number {
  * The instant `gap` seconds after `prev`, strictly later. Precision varies as on the live
  * service: mostly nanoseconds, sometimes microseconds, milliseconds or whole seconds.
  */
+const FRACTION_DIGITS = new WeightedTable([
+  [9, 70],
+  [6, 18],
+  [3, 8],
+  [0, 4],
+] as const);
+
 function advance(prev: Instant, gap: number, rng: Random): Instant {
-  const digits = rng.weighted([
-    [9, 70],
-    [6, 18],
-    [3, 8],
-    [0, 4],
-  ] as const);
+  const digits = FRACTION_DIGITS.pick(rng);
   let seconds: number;
   let nanos: number;
   if (gap === 0) {
@@ -185,11 +196,17 @@ export class HistoryStore {
   /** Settings after the newest change; null while the object is deleted. */
   private current: Record<string, unknown> | null = null;
   private newest: Instant | undefined;
+  private lastCreateIndex = -1;
+  private lastCreateText = '';
+  private readonly emitUnpopulated: boolean;
+  /** Indexes of entries inserted with insertRaw: served exactly as given, whatever the encoding. */
+  private readonly raw = new Set<number>();
 
   constructor(options: HistoryOptions) {
     const n = options.entries;
     if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('entries must be a non-negative integer');
     this.seed = options.seed;
+    this.emitUnpopulated = options.emitUnpopulated === true;
     this.users = makeUsers(options.seed);
     this.bulk = n;
     this.seconds = new Float64Array(n);
@@ -283,9 +300,19 @@ export class HistoryStore {
       changeKind: CHANGE_KINDS[this.kinds[i]!]!,
       ...generated,
     };
-    const entry: SandboxEntry = { metadata };
-    if (this.kinds[i] !== HARD_DELETE) entry.snapshot = this.bulkSnapshot(i);
-    return JSON.stringify(entry);
+    const head = `{"metadata":${JSON.stringify(metadata)}`;
+    if (this.kinds[i] === HARD_DELETE) return `${head}}`;
+    const model = this.models.subarray(i * MODEL_SIZE, (i + 1) * MODEL_SIZE);
+    return `${head},"snapshot":${modelToJson(model, this.createdTimestamp(this.createRef[i]!), metadata.createdAt!)}}`;
+  }
+
+  /** createdAt of the settings object: the same CREATE for long runs of entries, so remembered. */
+  private createdTimestamp(createIndex: number): string {
+    if (createIndex !== this.lastCreateIndex) {
+      this.lastCreateIndex = createIndex;
+      this.lastCreateText = this.bulkTimestamp(createIndex);
+    }
+    return this.lastCreateText;
   }
 
   /** createdAt of the chronologically newest entry (late arrivals and raw entries aside). */
@@ -307,7 +334,9 @@ export class HistoryStore {
   jsonAt(position: number): string {
     const index = this.order[position];
     if (index === undefined) throw new RangeError(`no entry at position ${position}`);
-    return this.custom.get(index) ?? this.bulkJson(index);
+    const json = this.custom.get(index) ?? this.bulkJson(index);
+    if (!this.emitUnpopulated || this.raw.has(index)) return json;
+    return JSON.stringify(populateEntry(JSON.parse(json) as Record<string, unknown>));
   }
 
   /** The cursor naming the entry at a listing position. */
@@ -340,6 +369,11 @@ export class HistoryStore {
     const out: SandboxEntry[] = [];
     for (const line of this.jsonLines()) out.push(JSON.parse(line) as SandboxEntry);
     return out;
+  }
+
+  /** Changes whenever an entry is added: pages rendered earlier are stale. */
+  get version(): number {
+    return this.keys.length;
   }
 
   private insert(key: string, json: string): void {
@@ -409,10 +443,11 @@ export class HistoryStore {
         metadata: { id, createdAt, changeKind: CHANGE_KINDS[changeKind]!, ...generated },
         snapshot,
       };
-      this.insert(id, JSON.stringify(entry));
+      const json = JSON.stringify(entry);
+      this.insert(id, json);
       this.current = snapshot;
       this.newest = time;
-      out.push(entry);
+      out.push(JSON.parse(json) as SandboxEntry);
     }
     return out;
   }
@@ -424,11 +459,13 @@ export class HistoryStore {
     // The sort key is the minted KSUID even when extraMetadata serves another id (a duplicate, say).
     const key = ksuidAt(time.seconds, rng.bytes(16));
     const { entry, snapshot } = this.build(spec, time, this.current, rng, key);
-    this.insert(key, JSON.stringify(entry));
+    const json = JSON.stringify(entry);
+    this.insert(key, json);
+    // From the served text, so that later changes to the caller's spec objects change nothing.
     if (entry.metadata?.changeKind === 'CHANGE_KIND_HARD_DELETE') this.current = null;
-    else if (snapshot !== undefined) this.current = snapshot;
+    else if (snapshot !== undefined) this.current = (JSON.parse(json) as SandboxEntry).snapshot ?? null;
     this.newest = time;
-    return entry;
+    return JSON.parse(json) as SandboxEntry;
   }
 
   /**
@@ -454,8 +491,9 @@ export class HistoryStore {
     for (let tries = 0; key >= top && tries < 64; tries++) key = ksuidAt(time.seconds, rng.bytes(16));
     if (key >= top) key = ksuidAt(time.seconds, new Uint8Array(16));
     const { entry } = this.build(spec, time, base, rng, key);
-    this.insert(key, JSON.stringify(entry));
-    return entry;
+    const json = JSON.stringify(entry);
+    this.insert(key, json);
+    return JSON.parse(json) as SandboxEntry;
   }
 
   /**
@@ -472,6 +510,7 @@ export class HistoryStore {
       // Sorts right after the current top; any later second still sorts above it.
       key = `${top}~`;
     }
+    this.raw.add(this.keys.length);
     this.insert(key, JSON.stringify(raw) ?? 'null');
   }
 

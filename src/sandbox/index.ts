@@ -7,6 +7,12 @@
  * It is the client's adversary (style rule 12): nothing here comes from src/tenant-api or
  * src/normalise, so a misreading of the brief cannot hide on both sides of the wire.
  *
+ * Choices where the brief is silent, made the way the real service (Go behind grpc-gateway)
+ * would: entries are protojson with default values left out (emitUnpopulated serves the other
+ * encoding); errors are `{code, message, details}` with gRPC codes; page_size 0 means the
+ * default; a HARD_DELETE entry has no snapshot (history.ts); the delete refuses a body that
+ * disagrees with its path (400) and answers 404 for an owner that does not exist.
+ *
  * ```ts
  * const sandbox = await startSandbox({ entries: 2000 });
  * // sandbox.baseUrl, sandbox.credentials.secret.clientId / .clientSecret
@@ -39,7 +45,11 @@ export interface SandboxOptions {
   host?: string;
   /** Listen port; default 0 (ephemeral). */
   port?: number;
-  /** Length of the seeded history; default 200 (0: an empty history). */
+  /**
+   * Length of the seeded history; default 200 (0: an empty history). Entries are minutes to days
+   * apart, with bursts inside one second; a history whose natural spread would exceed a year is
+   * squeezed into about a year (a million entries: about 30 s apart on average).
+   */
   entries?: number;
   /** PRNG seed; default 1. The same seed and entries give a byte-identical history. */
   seed?: number;
@@ -68,6 +78,12 @@ export interface SandboxOptions {
    * `entries`), so that every default alert rule fires at least once (scenarios.ts). Default false.
    */
   scenarios?: boolean;
+  /**
+   * Write every field of every entry, defaults included — `""`, `false`, `0`, `[]`,
+   * `…_UNSPECIFIED`, and `null` for unset messages — as grpc-gateway v2's default marshaler
+   * does, instead of leaving defaults out. Default false (see populate.ts).
+   */
+  emitUnpopulated?: boolean;
 }
 
 /** The seeded history, and ways to change it while a client reads it. */
@@ -171,7 +187,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clientSecret: options.clientSecret,
     tokenTtlSeconds,
   });
-  const history = new HistoryStore({ entries, seed, start });
+  const history = new HistoryStore({
+    entries,
+    seed,
+    start,
+    emitUnpopulated: options.emitUnpopulated === true,
+  });
   if (options.scenarios === true) appendScenarios(history);
   const owners = new OwnerStore([...seededOwners(), ...(options.owners ?? [])]);
   const tokens = new PageTokens(createHash('sha256').update(`govtrail-sandbox-page-tokens:${seed}`).digest());

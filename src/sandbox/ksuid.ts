@@ -31,7 +31,8 @@ const DIGITS = new Array<number>(KSUID_LENGTH).fill(0);
 
 /** Encodes 20 KSUID bytes as 27 base62 characters. */
 export function encodeKsuid(bytes: Uint8Array): string {
-  if (bytes.length !== KSUID_BYTES) throw new RangeError(`a KSUID has ${KSUID_BYTES} bytes, not ${bytes.length}`);
+  if (bytes.length !== KSUID_BYTES)
+    throw new RangeError(`a KSUID has ${KSUID_BYTES} bytes, not ${bytes.length}`);
   // The 160-bit number as five 32-bit words, most significant first, divided by 62² per pass
   // (two digits at a time: a million ids are encoded at start-up and several per entry served).
   let w0 = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;

@@ -8,18 +8,6 @@ import { ksuidAt } from './ksuid.js';
 import { Random, WeightedTable } from './random.js';
 import type { SandboxActor, SandboxAnnotation, SandboxMetadata } from './wire.js';
 
-/** Actor kinds the brief lists, plus one it does not (a newer server). */
-export const ACTOR_KINDS = [
-  'ACTOR_KIND_API',
-  'ACTOR_KIND_SLACK',
-  'ACTOR_KIND_MSTEAMS',
-  'ACTOR_KIND_JIRA_CLOUD',
-  'ACTOR_KIND_INTERNAL',
-  'ACTOR_KIND_SUPPORT',
-  'ACTOR_KIND_WORKFLOW',
-  'ACTOR_KIND_SCIM',
-] as const;
-
 /** The users behind API and SUPPORT actors: a handful of admins and support engineers. */
 export interface Users {
   readonly api: readonly string[];
@@ -79,8 +67,22 @@ const HOSTILE_REASONS = [
   `${'Change approved in CAB 2025-W14 after review by the governance board (Müller, Tanaka, 日本 office). '.repeat(5)}`,
 ] as const;
 
+const AUTOMATIONS = [
+  'terraform/ai-governance',
+  'settings-reconciler',
+  'policy-as-code@v2.3.1',
+  'nightly-drift-fix',
+];
+/** Generic notes; a missing value is a fresh git ref. */
+const GENERIC_NOTES: ReadonlyArray<readonly [string, string | undefined]> = [
+  ['change.source', 'terraform-provider-conductorone/1.4.2'],
+  ['env', 'prod'],
+  ['ref', undefined],
+  ['cab.meeting', '2025-W14'],
+];
+
 /** Cuts a string to at most `bytes` UTF-8 bytes without splitting a character. */
-export function capBytes(text: string, bytes: number): string {
+function capBytes(text: string, bytes: number): string {
   if (Buffer.byteLength(text) <= bytes) return text;
   let out = '';
   let used = 0;
@@ -120,9 +122,16 @@ function ticket(rng: Random): SandboxAnnotation {
   return annotation('ticket_id', 'ANNOTATION_KIND_TICKET', raw, id, 'Ticket', JIRA_URL + id);
 }
 
+/** Reason annotations are built once per text and shared (frozen): serving renders thousands a second. */
+const reasonAnnotation = (text: string): SandboxAnnotation => {
+  const raw = capBytes(text, 512);
+  return Object.freeze(annotation('reason', 'ANNOTATION_KIND_REASON', raw, displayText(raw), 'Reason', ''));
+};
+const REASON_NOTES = REASONS.map(reasonAnnotation);
+const HOSTILE_REASON_NOTES = HOSTILE_REASONS.map(reasonAnnotation);
+
 function reason(rng: Random): SandboxAnnotation {
-  const raw = capBytes(rng.chance(0.06) ? rng.pick(HOSTILE_REASONS) : rng.pick(REASONS), 512);
-  return annotation('reason', 'ANNOTATION_KIND_REASON', raw, displayText(raw), 'Reason', '');
+  return rng.chance(0.06) ? rng.pick(HOSTILE_REASON_NOTES) : rng.pick(REASON_NOTES);
 }
 
 function ksuidNote(
@@ -184,21 +193,12 @@ export function annotationOfKind(kind: string, rng: Random, seconds: number): Sa
       return annotation('correlation_id', kind, raw, raw, 'Correlation', '');
     }
     case 'ANNOTATION_KIND_AUTOMATION': {
-      const raw = rng.pick([
-        'terraform/ai-governance',
-        'settings-reconciler',
-        'policy-as-code@v2.3.1',
-        'nightly-drift-fix',
-      ]);
+      const raw = rng.pick(AUTOMATIONS);
       return annotation('automation', kind, raw, raw, 'Automation', '');
     }
     case 'ANNOTATION_KIND_GENERIC': {
-      const [key, raw] = rng.pick([
-        ['change.source', 'terraform-provider-conductorone/1.4.2'],
-        ['env', 'prod'],
-        ['ref', `git:${rng.hex(7)}`],
-        ['cab.meeting', '2025-W14'],
-      ] as const);
+      const [key, value] = rng.pick(GENERIC_NOTES);
+      const raw = value ?? `git:${rng.hex(7)}`;
       // Keys the tenant has no label for are rendered without one.
       return annotation(key, kind, raw, raw, '', '');
     }
@@ -299,7 +299,8 @@ export function generateMetadata(ctx: MetadataContext): SandboxMetadata {
   if (group.chance(0.01)) kinds.push('ANNOTATION_KIND_APPROVAL');
   if (group.chance(0.006)) kinds.push('ANNOTATION_KIND_UNSPECIFIED');
   const annotations: SandboxAnnotation[] = [];
-  for (let i = 0; i < kinds.length && i < 4; i++) annotations.push(annotationOfKind(kinds[i]!, group, ctx.seconds));
+  for (let i = 0; i < kinds.length && i < 4; i++)
+    annotations.push(annotationOfKind(kinds[i]!, group, ctx.seconds));
 
   const metadata: SandboxMetadata = { actor };
   if (annotations.length > 0) metadata.annotations = annotations;

@@ -73,7 +73,7 @@ export class PageTokens {
 }
 
 /** Default, minimum and maximum page sizes (brief, section 8.1). */
-export const PAGE_SIZE = { default: 25, min: 10, max: 100 } as const;
+const PAGE_SIZE = { default: 25, min: 10, max: 100 } as const;
 
 /** A parsed history query, or the reason it is invalid (answered with 400, code 3). */
 export type HistoryQuery =

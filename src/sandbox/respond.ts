@@ -16,3 +16,9 @@ export function send(
   });
   res.end(body);
 }
+
+/** Writes a complete JSON response whose body is already encoded. */
+export function sendBytes(res: ServerResponse, status: number, body: Buffer): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
+  res.end(body);
+}

@@ -17,7 +17,7 @@ import type { FaultDecision, FaultInjector, FaultRoute } from './faults.js';
 import type { HistoryStore } from './history.js';
 import { matchOwnerPath, type OwnerStore, type OwnerTuple } from './owners.js';
 import { type PageCursor, type PageTokens, parseHistoryQuery } from './paging.js';
-import { send } from './respond.js';
+import { send, sendBytes } from './respond.js';
 
 /** Live request counters. */
 export interface SandboxStats {
@@ -97,6 +97,44 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   504: 'Gateway Timeout',
 };
 
+/**
+ * Assembles a page as UTF-8 bytes, entry by entry. Joining the entries first would build one
+ * large rope that a single non-Latin-1 character turns two-byte; flattening and encoding it
+ * (once for the length, once for the write) dominated the cost of a page.
+ */
+class PageBuilder {
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(entries: number) {
+    this.buffer = Buffer.allocUnsafe(Math.max(4096, entries * 1536));
+  }
+
+  write(text: string): void {
+    // UTF-8 never takes more than three bytes per UTF-16 code unit.
+    const needed = this.length + text.length * 3;
+    if (needed > this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
+      this.buffer.copy(bigger, 0, 0, this.length);
+      this.buffer = bigger;
+    }
+    this.length += this.buffer.write(text, this.length, 'utf8');
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+/** A page of the history listing, encoded. */
+interface RenderedPage {
+  readonly body: Buffer;
+  /** Entries in the page. */
+  readonly count: number;
+  /** Its nextPageToken. */
+  readonly next: string;
+}
+
 /** A grpc-gateway error response. */
 function sendGrpcError(
   res: ServerResponse,
@@ -149,6 +187,8 @@ export function createSandboxServer(ctx: ServerContext): SandboxServer {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let closing = false;
+  /** The page after the last one served, rendered ahead; valid while the history is unchanged. */
+  let readAhead: { token: string; pageSize: number; version: number; page: RenderedPage } | undefined;
 
   const wait = (ms: number): Promise<void> =>
     new Promise((resolve) => {
@@ -215,7 +255,8 @@ export function createSandboxServer(ctx: ServerContext): SandboxServer {
       ctx.stats.historyRequests++;
       const fault = ctx.faults.decide('history');
       if (fault !== undefined && (await injectFault(fault, 'history', req, res, rawUrl))) return;
-      listHistory(req, res, rawQuery, fault?.kind);
+      const shape = fault?.kind === 'repeat-token' || fault?.kind === 'omit-empty' ? fault.kind : undefined;
+      listHistory(req, res, rawQuery, shape);
       return;
     }
 
@@ -349,6 +390,49 @@ export function createSandboxServer(ctx: ServerContext): SandboxServer {
         return;
       }
     }
+    const ahead = readAhead;
+    readAhead = undefined;
+    const page =
+      shape === undefined &&
+      ahead !== undefined &&
+      ahead.token === query.pageToken &&
+      ahead.pageSize === query.pageSize &&
+      ahead.version === ctx.history.version
+        ? ahead.page
+        : buildPage(cursor, query.pageSize, query.pageToken, shape);
+    ctx.stats.entriesServed += page.count;
+    sendBytes(res, 200, page.body);
+    // Read ahead: while the client digests this page, prepare the next one (one page of memory).
+    // A client that stops here wastes one page of work; a client that goes on gets its next
+    // page without waiting for the history to render it.
+    const next = shape === undefined ? page.next : '';
+    if (next !== '') {
+      const pageSize = query.pageSize;
+      const version = ctx.history.version;
+      setImmediate(() => {
+        if (closing || ctx.history.version !== version) return;
+        const nextCursor = ctx.tokens.decode(next);
+        if (nextCursor === undefined) return;
+        readAhead = {
+          token: next,
+          pageSize,
+          version,
+          page: buildPage(nextCursor, pageSize, next, undefined),
+        };
+      });
+    }
+  }
+
+  /**
+   * Renders one page: up to `pageSize` entries below the cursor (from the top without one),
+   * newest first, and the token of the page after it. `shape` is a fault that reshapes the page.
+   */
+  function buildPage(
+    cursor: PageCursor | undefined,
+    pageSize: number,
+    requestToken: string,
+    shape: string | undefined,
+  ): RenderedPage {
     const { history } = ctx;
     const size = history.size;
     let end: number;
@@ -363,33 +447,38 @@ export function createSandboxServer(ctx: ServerContext): SandboxServer {
       served = cursor.offset;
       end = Math.max(0, size - cursor.offset);
     }
-    const stop = Math.max(0, end - query.pageSize);
-    const parts: string[] = [];
-    for (let p = end - 1; p >= stop; p--) parts.push(history.jsonAt(p));
+    const stop = Math.max(0, end - pageSize);
+    const count = end - stop;
     const offsetMode = cursor === undefined ? ctx.paging === 'offset' : cursor.mode === 'offset';
     let next = '';
     if (stop > 0) {
       next = offsetMode
-        ? ctx.tokens.encode({ mode: 'offset', offset: served + parts.length })
+        ? ctx.tokens.encode({ mode: 'offset', offset: served + count })
         : ctx.tokens.encode({ mode: 'keyset', ...history.cursorAt(stop) });
     }
     if (shape === 'repeat-token') {
       next =
-        query.pageToken !== ''
-          ? query.pageToken
+        requestToken !== ''
+          ? requestToken
           : ctx.tokens.encode(offsetMode ? { mode: 'offset', offset: 0 } : { mode: 'top' });
     }
-    ctx.stats.entriesServed += parts.length;
-    let body: string;
-    if (shape === 'omit-empty') {
-      const fields: string[] = [];
-      if (parts.length > 0) fields.push(`"list":[${parts.join(',')}]`);
-      if (next !== '') fields.push(`"nextPageToken":${JSON.stringify(next)}`);
-      body = `{${fields.join(',')}}`;
+    const omitEmpty = shape === 'omit-empty';
+    const page = new PageBuilder(count);
+    if (!omitEmpty || count > 0) {
+      page.write('{"list":[');
+      for (let p = end - 1; p >= stop; p--) {
+        if (p < end - 1) page.write(',');
+        page.write(history.jsonAt(p));
+      }
+      page.write(']');
     } else {
-      body = `{"list":[${parts.join(',')}],"nextPageToken":${JSON.stringify(next)}}`;
+      page.write('{');
     }
-    send(res, 200, body);
+    if (!omitEmpty || next !== '') {
+      page.write(`${omitEmpty && count === 0 ? '' : ','}"nextPageToken":${JSON.stringify(next)}`);
+    }
+    page.write('}');
+    return { body: page.bytes(), count, next };
   }
 
   function deleteOwner(res: ServerResponse, owner: OwnerTuple, body: Buffer): void {

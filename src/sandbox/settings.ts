@@ -30,10 +30,10 @@ export const F = {
 export const MODEL_SIZE = 14;
 
 /** Marks a field whose wire value is outside the vocabulary (set through an EntrySpec). */
-export const FOREIGN = 255;
+const FOREIGN = 255;
 
 /** Client types in enum order; bit i of the clientTypes mask selects entry i. The last one is unknown to the brief. */
-export const CLIENT_TYPES = [
+const CLIENT_TYPES = [
   'MCP_CLIENT_TYPE_PERSONAL',
   'MCP_CLIENT_TYPE_SHARED',
   'MCP_CLIENT_TYPE_SERVICE',
@@ -74,7 +74,7 @@ const INTERVAL = [undefined, '300s', '900s', '3600s', '21600s', '43200s', '86400
 const CONCURRENCY = [undefined, 1, 2, 4, 8, 16] as const;
 
 /** Wire names in the order protojson writes them. */
-export const SETTINGS_KEY_ORDER = [
+const SETTINGS_KEY_ORDER = [
   'allowedClientTypes',
   'auditVerbosity',
   'autoDiscoveryEnabled',
@@ -395,4 +395,42 @@ export function mergeSettings(
     }
   }
   return orderKeys(out, SETTINGS_KEY_ORDER);
+}
+
+/** `"name":value` for every value of every field, precomputed: serving writes snapshots by concatenation. */
+function fragments(name: string, field: number, count: number): string[] {
+  return Array.from({ length: count }, (_, v) => {
+    const value = fieldValue(field, v);
+    return value === undefined ? '' : `${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  });
+}
+const CLIENT_TYPE_JSON = fragments('allowedClientTypes', F.clientTypes, 1 << CLIENT_TYPES.length);
+const FIELD_JSON = TOP_LEVEL.map(([name, field]) =>
+  fragments(name, field, (VOCABULARY[field] ?? BOOLEAN).length),
+);
+const LIFECYCLE_JSON = LIFECYCLE_FIELDS.map(([name, field]) => fragments(name, field, LIFECYCLE.length));
+
+/** Exactly `JSON.stringify(modelToWire(model, createdAt, updatedAt))`, without building the object. */
+export function modelToJson(model: Uint8Array, createdAt: string, updatedAt: string): string {
+  let json = '{';
+  const clientTypes = CLIENT_TYPE_JSON[model[F.clientTypes]!]!;
+  if (clientTypes !== '') json += `${clientTypes},`;
+  const audit = FIELD_JSON[1]![model[F.auditVerbosity]!]!;
+  if (audit !== '') json += `${audit},`;
+  const discovery = FIELD_JSON[2]![model[F.autoDiscovery]!]!;
+  if (discovery !== '') json += `${discovery},`;
+  json += `"createdAt":"${createdAt}","updatedAt":"${updatedAt}","defaultClientLifecycle":{`;
+  let first = true;
+  for (let i = 0; i < LIFECYCLE_FIELDS.length; i++) {
+    const fragment = LIFECYCLE_JSON[i]![model[LIFECYCLE_FIELDS[i]![1]]!]!;
+    if (fragment === '') continue;
+    json += first ? fragment : `,${fragment}`;
+    first = false;
+  }
+  json += '}';
+  for (let i = 3; i < TOP_LEVEL.length; i++) {
+    const fragment = FIELD_JSON[i]![model[TOP_LEVEL[i]![1]]!]!;
+    if (fragment !== '') json += `,${fragment}`;
+  }
+  return `${json}}`;
 }

@@ -123,7 +123,14 @@ describe('govtrail sandbox as a process', () => {
   });
 
   it('prints ready-to-paste environment blocks and curl commands for every credential', async () => {
-    const p = run(['--entries', '5', '--client-id', 'demo-admin-12345@127.0.0.1/pcc', '--client-secret', 's3cret']);
+    const p = run([
+      '--entries',
+      '5',
+      '--client-id',
+      'demo-admin-12345@127.0.0.1/pcc',
+      '--client-secret',
+      's3cret',
+    ]);
     let text = '';
     for await (const chunk of p.stdout!) {
       text += String(chunk);

@@ -9,10 +9,16 @@ afterAll(async () => {
   await sb.close();
 });
 
-function control(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<Response> {
+function control(
+  path: string,
+  body?: unknown,
+  method = body === undefined ? 'GET' : 'POST',
+): Promise<Response> {
   return fetch(`${sb.baseUrl}/_sandbox/${path}`, {
     method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   });
 }
 
@@ -44,12 +50,24 @@ describe('sandbox control endpoints', () => {
 
   it('appends generated entries, spec entries, late arrivals and raw values', async () => {
     const before = sb.history.size;
-    const appended = (await (await control('append?count=3', {})).json()) as { appended: number; ids: string[] };
+    const appended = (await (await control('append?count=3', {})).json()) as {
+      appended: number;
+      ids: string[];
+    };
     expect(appended.appended).toBe(3);
-    expect(sb.history.entries().slice(0, 3).map((e) => e.metadata?.id)).toEqual([...appended.ids].reverse());
-    const entry = await (await control('entry', { set: { requireToolApproval: false }, annotations: [] })).json();
+    expect(
+      sb.history
+        .entries()
+        .slice(0, 3)
+        .map((e) => e.metadata?.id),
+    ).toEqual([...appended.ids].reverse());
+    const entry = await (
+      await control('entry', { set: { requireToolApproval: false }, annotations: [] })
+    ).json();
     expect(sb.history.entries()[0]).toEqual(entry);
-    const late = (await (await control('late', { at: '2025-01-07T00:00:00Z' })).json()) as { metadata: { id: string } };
+    const late = (await (await control('late', { at: '2025-01-07T00:00:00Z' })).json()) as {
+      metadata: { id: string };
+    };
     expect(sb.history.entries().map((e) => e.metadata?.id)).toContain(late.metadata.id);
     expect((await control('raw', { odd: true })).status).toBe(200);
     expect(sb.history.entries()[0]).toEqual({ odd: true });

@@ -109,6 +109,37 @@ describe('sandbox responses against the OpenAPI description', () => {
     expect(entries).toBe(sb.history.size);
   });
 
+  it('serves the emit-unpopulated encoding in the same schema', async () => {
+    const full = await startSandbox({ entries: 1000, seed: 11, emitUnpopulated: true });
+    try {
+      const res = await fetch(`${full.baseUrl}/auth/v1/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: full.credentials.secret.clientId,
+          client_secret: full.credentials.secret.clientSecret,
+        }),
+      });
+      const bearer = ((await res.json()) as { access_token: string }).access_token;
+      let next = '';
+      let nulls = 0;
+      do {
+        const page = await fetch(
+          `${full.baseUrl}/api/v1/settings/ai-governance/history?page_size=100${next === '' ? '' : `&page_token=${next}`}`,
+          { headers: { authorization: `Bearer ${bearer}` } },
+        );
+        const body = (await page.json()) as { list: Array<{ snapshot: unknown }>; nextPageToken: string };
+        const valid = validateList(body);
+        expect(valid, valid ? '' : String(errorsOf())).toBe(true);
+        nulls += body.list.filter((e) => e.snapshot === null).length;
+        next = body.nextPageToken;
+      } while (next !== '');
+      expect(nulls).toBeGreaterThan(0);
+    } finally {
+      await full.close();
+    }
+  });
+
   it('would notice a response that breaks the schema', () => {
     expect(validateList({ list: [{ metadata: { createdAt: 'yesterday' } }], nextPageToken: '' })).toBe(false);
     expect(validateList({ list: [{ snapshot: { discoveryInterval: 'PT1H' } }], nextPageToken: '' })).toBe(

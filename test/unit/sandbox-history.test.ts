@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { HistoryStore } from '../../src/sandbox/history.js';
 import { ksuidSeconds } from '../../src/sandbox/ksuid.js';
+import { Random } from '../../src/sandbox/random.js';
 import { appendScenarios } from '../../src/sandbox/scenarios.js';
+import {
+  applyChange,
+  chooseChange,
+  createModel,
+  modelToJson,
+  modelToWire,
+} from '../../src/sandbox/settings.js';
 import type { SandboxEntry } from '../../src/sandbox/wire.js';
 
 const START = '2025-01-06T09:00:00Z';
@@ -195,6 +203,20 @@ describe('sandbox history generator', () => {
     }
   });
 
+  it('writes snapshots by concatenation exactly as JSON.stringify would', () => {
+    for (let seed = 0; seed < 20; seed++) {
+      const rng = new Random(seed);
+      const model = createModel(rng);
+      for (let i = 0; i < 200; i++) {
+        applyChange(model, chooseChange(model, rng, i / 200));
+        const wire = modelToWire(model, '2025-01-06T09:00:00Z', '2025-02-01T00:00:00.5Z');
+        expect(modelToJson(model, '2025-01-06T09:00:00Z', '2025-02-01T00:00:00.5Z')).toBe(
+          JSON.stringify(wire),
+        );
+      }
+    }
+  });
+
   it('builds entries from specs over the current settings', () => {
     const h = store(30, 4);
     const before = h.entries()[0]!.snapshot!;
@@ -256,6 +278,38 @@ describe('sandbox history generator', () => {
     const [next] = h.append(1);
     expect(h.entries()[0]).toEqual(next);
     expect(h.size).toBe(104);
+  });
+
+  it('can write every field, defaults included, as grpc-gateway’s default marshaler does', () => {
+    const plain = store(2000, 1).entries();
+    const h = new HistoryStore({ entries: 2000, seed: 1, start: START, emitUnpopulated: true });
+    h.insertRaw({ raw: true });
+    const full = h.entries();
+    expect(full[0]).toEqual({ raw: true });
+    full.slice(1).forEach((e, i) => {
+      const m = e.metadata!;
+      expect(m.id).toBe(plain[i]!.metadata!.id);
+      expect(Object.keys(m).slice(0, 7)).toEqual([
+        'id',
+        'createdAt',
+        'changeKind',
+        'actor',
+        'annotations',
+        'syslogEventId',
+        'traceId',
+      ]);
+      expect(m.syslogEventId).toBe(plain[i]!.metadata!.syslogEventId ?? '');
+      expect(m.actor!.kind).toBe(plain[i]!.metadata!.actor?.kind ?? 'ACTOR_KIND_UNSPECIFIED');
+      expect(m.annotations).toHaveLength(plain[i]!.metadata!.annotations?.length ?? 0);
+      for (const a of m.annotations!) expect(Object.keys(a)).toHaveLength(6);
+      if (m.changeKind === 'CHANGE_KIND_HARD_DELETE') expect(e.snapshot).toBeNull();
+      else {
+        expect(e.snapshot!['requireToolApproval']).toBe(plain[i]!.snapshot!['requireToolApproval'] ?? false);
+        expect(e.snapshot!['allowedClientTypes']).toEqual(plain[i]!.snapshot!['allowedClientTypes'] ?? []);
+        expect(Object.keys(e.snapshot!['defaultClientLifecycle'] as object)).toHaveLength(3);
+      }
+    });
+    expect(full.some((e) => e.snapshot === null)).toBe(true);
   });
 
   it('starts from nothing when asked for an empty history', () => {
