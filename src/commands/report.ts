@@ -1,0 +1,48 @@
+import { writeFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { GovtrailError } from '../errors.js';
+import { loadReportData } from '../report/data.js';
+import { renderReport } from '../report/html.js';
+import type { Session } from '../store/database.js';
+import { parseTimeOption } from './alerts.js';
+import { createContext } from './context.js';
+import { resolveTenant } from './settings.js';
+
+/** Loads, renders and writes the report of one tenant; returns the path written. */
+export async function writeReport(
+  db: Session,
+  options: { tenantId: string; out: string; from?: Date | undefined; to?: Date | undefined },
+): Promise<string> {
+  const data = await loadReportData(db, { ...options, now: new Date() });
+  writeFileSync(options.out, renderReport(data));
+  return options.out;
+}
+
+export function reportCommand(): Command {
+  return new Command('report')
+    .description(
+      'Write a self-contained HTML report (no scripts, no network): posture timeline with loosened periods, ' +
+        'changes per week by direction, alerts by severity, the changes with actors and ticket links, and ' +
+        'exporter health. Opens offline and prints. Default period: the 90 days before the newest entry.',
+    )
+    .requiredOption('--out <file>', 'the HTML file to write')
+    .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)')
+    .option('--to <time>', 'end of the period, exclusive (default now)')
+    .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
+    .action(async (opts: { out: string; from?: string; to?: string; tenant?: string }) => {
+      const from = opts.from === undefined ? undefined : parseTimeOption('--from', opts.from);
+      const to = opts.to === undefined ? undefined : parseTimeOption('--to', opts.to);
+      if (from !== undefined && to !== undefined && to <= from) {
+        throw new GovtrailError('USAGE', '--to must be later than --from');
+      }
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const tenantId = await resolveTenant(database.db, opts.tenant);
+        const out = await writeReport(database.db, { tenantId, out: opts.out, from, to });
+        ctx.out.write(`report of tenant ${tenantId} written to ${out}\n`);
+      } finally {
+        await database.close();
+      }
+    });
+}

@@ -1,0 +1,80 @@
+import { Command, Option } from 'commander';
+import { formatValue } from '../alerts/format.js';
+import { GovtrailError } from '../errors.js';
+import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
+import type { Session } from '../store/database.js';
+import { findSettingsAsOf, listTenants } from '../store/views.js';
+import { parseTimeOption } from './alerts.js';
+import { createContext } from './context.js';
+import { formatTable } from './table.js';
+
+/**
+ * The tenant a read command works on: the one named, else the only tenant stored. Several stored
+ * tenants and none named is a usage error rather than a guess.
+ */
+export async function resolveTenant(db: Session, named: string | undefined): Promise<string> {
+  const tenants = await listTenants(db);
+  if (named !== undefined) {
+    if (!tenants.includes(named)) {
+      throw new GovtrailError(
+        'USAGE',
+        `--tenant: no entries stored for tenant ${JSON.stringify(named)}${tenants.length > 0 ? ` (stored: ${tenants.join(', ')})` : ''}`,
+      );
+    }
+    return named;
+  }
+  const only = tenants[0];
+  if (tenants.length === 1 && only !== undefined) return only;
+  if (tenants.length === 0) {
+    throw new GovtrailError('USAGE', 'no history stored yet: run `govtrail sync` (or `govtrail demo`) first');
+  }
+  throw new GovtrailError(
+    'USAGE',
+    `several tenants are stored (${tenants.join(', ')}): choose one with --tenant`,
+  );
+}
+
+export function settingsCommand(): Command {
+  return new Command('settings')
+    .description(
+      'Show the governance settings in force now, or at a past time with --as-of (from the ' +
+        'settings_timeline view: the newest snapshot at or before that time; a HARD_DELETE shows as deleted).',
+    )
+    .option('--as-of <time>', 'the settings in force at this time (RFC 3339, or a date = midnight UTC)')
+    .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (opts: { asOf?: string; tenant?: string; format: string }) => {
+      const at = opts.asOf === undefined ? 'now' : parseTimeOption('--as-of', opts.asOf);
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const tenantId = await resolveTenant(database.db, opts.tenant);
+        const row = await findSettingsAsOf(database.db, tenantId, at);
+        if (opts.format === 'json') {
+          ctx.out.write(`${JSON.stringify(row ?? null, null, 2)}\n`);
+          return;
+        }
+        const when = at === 'now' ? 'now' : at.toISOString();
+        if (row === undefined) {
+          ctx.out.write(`tenant ${tenantId}: no settings recorded at ${when} (before the first entry)\n`);
+          return;
+        }
+        const since = `since ${row.validFrom.toISOString()} (entry ${row.entryId}, ${row.changeKind ?? 'unknown change'})`;
+        if (row.isDeleted) {
+          ctx.out.write(`tenant ${tenantId}: settings DELETED at ${when}, ${since}\n`);
+          return;
+        }
+        ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
+        // In the order of the settings table, not jsonb's key order.
+        const rows = SNAPSHOT_FIELDS.map((f) => [f.column, formatValue(f.column, row.settings[f.column])]);
+        for (const [k, v] of Object.entries(
+          (row.settings['extra_fields'] ?? {}) as Record<string, unknown>,
+        )) {
+          rows.push([`extra_fields.${k}`, formatValue(k, v)]);
+        }
+        ctx.out.write(`${formatTable(['setting', 'value'], rows)}\n`);
+      } finally {
+        await database.close();
+      }
+    });
+}

@@ -1,0 +1,72 @@
+/**
+ * Gathers what the HTML report shows, from the analyst views. The rendering (html.ts) is pure and
+ * takes this object, so it can be tested without a database.
+ */
+import type { Session } from '../store/database.js';
+import {
+  type ChangeLogRow,
+  countAlertsBySeverity,
+  countChanges,
+  countChangesPerWeek,
+  type ExporterHealth,
+  findChangeDirections,
+  findEntryRange,
+  findExporterHealth,
+  findLatestChanges,
+  findTimeline,
+  type TimelineRow,
+} from '../store/views.js';
+
+/** How many changes the report's table lists (the newest); the export has them all. */
+export const REPORT_CHANGE_ROWS = 150;
+
+export interface ReportData {
+  readonly tenantId: string;
+  readonly from: Date;
+  readonly to: Date;
+  readonly generatedAt: Date;
+  readonly timeline: readonly TimelineRow[];
+  /** Direction of each field change of the timeline's entries, keyed `entryId|field`. */
+  readonly directions: ReadonlyMap<string, string>;
+  readonly weekly: readonly { week: Date; direction: string; n: number }[];
+  readonly alerts: readonly { severity: string; n: number; undelivered: number }[];
+  readonly changes: readonly ChangeLogRow[];
+  readonly changeCount: number;
+  readonly health: ExporterHealth | undefined;
+}
+
+/**
+ * The report's data for [from, to). Without `to`: up to now, or, when the newest entry is more
+ * than 90 days old, up to a day after it (a quiet tenant's report should show its last activity,
+ * not an empty quarter). Without `from`: 90 days before `to`.
+ */
+export async function loadReportData(
+  db: Session,
+  options: { tenantId: string; from?: Date | undefined; to?: Date | undefined; now: Date },
+): Promise<ReportData> {
+  const range = await findEntryRange(db, options.tenantId);
+  const quarter = 90 * 86_400_000;
+  const now = options.now.getTime();
+  const last = range?.last.getTime() ?? now;
+  const to = options.to ?? new Date(now - last > quarter ? last + 86_400_000 : now);
+  const from = options.from ?? new Date(to.getTime() - quarter);
+  const filter = { tenantId: options.tenantId, since: from, until: to };
+  const timeline = await findTimeline(db, options.tenantId, { from, to });
+  return {
+    tenantId: options.tenantId,
+    from,
+    to,
+    generatedAt: options.now,
+    timeline,
+    directions: await findChangeDirections(
+      db,
+      options.tenantId,
+      timeline.map((t) => t.entryId),
+    ),
+    weekly: await countChangesPerWeek(db, filter),
+    alerts: await countAlertsBySeverity(db, filter),
+    changes: await findLatestChanges(db, filter, REPORT_CHANGE_ROWS),
+    changeCount: await countChanges(db, filter),
+    health: await findExporterHealth(db, options.tenantId),
+  };
+}

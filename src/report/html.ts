@@ -1,0 +1,174 @@
+/**
+ * The HTML report: one self-contained file (inline CSS and SVG, system fonts, no scripts, no
+ * fetches) readable at 1280 px and printable. Pure: {@link ReportData} in, markup out.
+ */
+import { formatValue, humanSeconds, shortEnum } from '../alerts/format.js';
+import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
+import { postureTimeline, severityBars, weeklyBars } from './charts.js';
+import type { ReportData } from './data.js';
+import { esc, safeUrl } from './escape.js';
+
+const CSS = `
+:root { --ink:#1f2933; --muted:#64748b; --line:#e5e7eb; --bg:#f7f8fa; --loose:#c8553d; --tight:#2f7d78; --changed:#8a9bb0; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--ink);
+  font: 14px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", "Liberation Sans", sans-serif; }
+main { max-width: 1200px; margin: 0 auto; padding: 32px 40px 48px; }
+header { display:flex; justify-content:space-between; align-items:flex-end; border-bottom: 2px solid var(--ink); padding-bottom: 14px; margin-bottom: 24px; }
+h1 { font-size: 24px; margin: 0; letter-spacing: -0.01em; }
+h1 small { display:block; font-size: 13px; font-weight: 500; color: var(--muted); letter-spacing: 0.04em; text-transform: uppercase; margin-bottom: 4px; }
+header .meta { text-align:right; color: var(--muted); font-size: 13px; }
+h2 { font-size: 16px; margin: 0 0 4px; }
+section { background:#fff; border:1px solid var(--line); border-radius: 6px; padding: 20px 22px; margin-bottom: 20px; break-inside: avoid; }
+section > p.note { color: var(--muted); margin: 0 0 14px; font-size: 13px; }
+.kpis { display:grid; grid-template-columns: repeat(4, 1fr); gap: 14px; margin-bottom: 20px; }
+.kpi { background:#fff; border:1px solid var(--line); border-radius:6px; padding: 14px 16px; }
+.kpi .v { font-size: 26px; font-weight: 650; font-variant-numeric: tabular-nums; }
+.kpi .l { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.kpi.warn .v { color: var(--loose); }
+.row2 { display:grid; grid-template-columns: 1fr 1fr; gap: 20px; }
+.row2 section { margin-bottom: 20px; }
+.legend { display:flex; gap: 16px; font-size: 12px; color: var(--muted); margin: 0 0 10px; }
+.legend i { display:inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -2px; margin-right: 6px; }
+svg text { font-family: inherit; }
+svg .tick { font-size: 11px; fill: var(--muted); }
+svg .lane { font-size: 12.5px; fill: var(--ink); }
+svg .seg { font-size: 11px; }
+svg .num { font-size: 12px; fill: var(--ink); font-variant-numeric: tabular-nums; }
+table { width:100%; border-collapse: collapse; font-size: 12.5px; }
+th { text-align:left; font-weight:600; color: var(--muted); font-size: 11.5px; text-transform: uppercase; letter-spacing: .04em; border-bottom: 1px solid var(--ink); padding: 6px 8px; }
+td { border-bottom: 1px solid var(--line); padding: 6px 8px; vertical-align: top; }
+td.t { white-space: nowrap; font-variant-numeric: tabular-nums; color: var(--muted); }
+td code, dd code { font: 11.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.badge { display:inline-block; padding: 1px 7px; border-radius: 10px; font-size: 11.5px; font-weight: 600; }
+.badge.loosened { background: #f6e0da; color: var(--loose); }
+.badge.tightened { background: #dcefed; color: var(--tight); }
+.badge.changed { background: #eef1f5; color: #52606d; }
+a { color: #1d4f91; text-decoration: none; }
+a:hover { text-decoration: underline; }
+dl.health { display:grid; grid-template-columns: 180px 1fr; gap: 6px 16px; margin: 0; }
+dl.health dt { color: var(--muted); }
+dl.health dd { margin: 0; }
+.ok { color: var(--tight); font-weight: 600; }
+.bad { color: var(--loose); font-weight: 600; }
+footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
+@media print {
+  body { background: #fff; }
+  main { padding: 0; max-width: none; }
+  section, .kpi { border-color: #ccc; }
+  a { color: inherit; }
+  tr { break-inside: avoid; }
+}
+`;
+
+function ts(d: Date | null | undefined): string {
+  return d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '—';
+}
+
+function actor(kind: string | null, user: string | null): string {
+  return [kind === null ? 'unknown' : shortEnum(kind), user].filter(Boolean).join(' · ');
+}
+
+/** Renders the report. */
+export function renderReport(data: ReportData): string {
+  const fields = SNAPSHOT_FIELDS.filter((f) => f.diffed).map((f) => f.column);
+  const loosened = data.weekly.filter((w) => w.direction === 'loosened').reduce((a, w) => a + w.n, 0);
+  const alertTotal = data.alerts.reduce((a, x) => a + x.n, 0);
+  const serious = data.alerts
+    .filter((a) => a.severity === 'critical' || a.severity === 'high')
+    .reduce((a, x) => a + x.n, 0);
+  const h = data.health;
+  const since = h?.secondsSinceSuccess ?? null;
+
+  const kpis = [
+    { v: data.changeCount.toLocaleString('en'), l: 'field changes', warn: false },
+    { v: loosened.toLocaleString('en'), l: 'loosening changes', warn: loosened > 0 },
+    { v: `${alertTotal.toLocaleString('en')}`, l: `alerts (${serious} critical or high)`, warn: serious > 0 },
+    {
+      v: since === null ? 'never' : `${humanSeconds(since).replace(/(\d+[dhm]).*/, '$1')} ago`,
+      l: 'last successful sync',
+      warn: since === null || since > 86_400,
+    },
+  ];
+
+  const changeRows = data.changes
+    .map((c) => {
+      const tickets = c.tickets
+        .map((t, i) => {
+          const url = safeUrl(c.ticketUrls[i]);
+          return url === undefined ? esc(t) : `<a href="${esc(url)}">${esc(t)}</a>`;
+        })
+        .join(', ');
+      return `<tr><td class="t">${esc(ts(c.changedAt))}</td><td>${esc(c.field.replaceAll('_', ' '))}</td><td>${esc(formatValue(c.field, c.oldValue))} → <strong>${esc(formatValue(c.field, c.newValue))}</strong></td><td><span class="badge ${esc(c.direction)}">${esc(c.direction)}</span></td><td>${esc(actor(c.actorKind, c.actorUserId))}</td><td>${tickets || '<span class="bad">none</span>'}</td><td><code>${esc(c.entryId)}</code></td></tr>`;
+    })
+    .join('\n');
+
+  const health =
+    h === undefined
+      ? '<p class="note">No sync has run for this tenant.</p>'
+      : `<dl class="health">
+<dt>Last successful sync</dt><dd>${h.lastSuccessAt ? `<span class="ok">${esc(ts(h.lastSuccessAt))}</span>` : '<span class="bad">never</span>'}</dd>
+<dt>Last failed sync</dt><dd>${h.lastFailureAt ? `<span class="bad">${esc(ts(h.lastFailureAt))}</span>` : 'none'}</dd>
+<dt>Last error</dt><dd>${h.lastError ? esc(h.lastError) : '—'}</dd>
+<dt>Last run</dt><dd>${esc(h.lastRunStatus ?? '—')}</dd>
+<dt>Entries stored</dt><dd>${h.entriesStored.toLocaleString('en')}</dd>
+<dt>Checkpoint entry</dt><dd><code>${esc(h.checkpointEntryId ?? '—')}</code></dd>
+</dl>`;
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>Governance posture — ${esc(data.tenantId)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+<header>
+  <h1><small>AI governance posture</small>${esc(data.tenantId)}</h1>
+  <div class="meta">${esc(ts(data.from))} – ${esc(ts(data.to))}<br>generated ${esc(ts(data.generatedAt))} by govtrail</div>
+</header>
+<div class="kpis">
+${kpis.map((k) => `<div class="kpi${k.warn ? ' warn' : ''}"><div class="v">${esc(k.v)}</div><div class="l">${esc(k.l)}</div></div>`).join('\n')}
+</div>
+<section>
+  <h2>Posture timeline</h2>
+  <p class="note">Each governance setting over the period. A coloured period began with a change that loosened (or tightened) that setting; grey periods are other values; hatched means the settings were deleted.</p>
+  <div class="legend"><span><i style="background:var(--loose)"></i>loosened</span><span><i style="background:var(--tight)"></i>tightened</span><span><i style="background:#d6dde6"></i>other value</span><span><i style="background:#475569"></i>deleted</span></div>
+  ${postureTimeline(data.timeline, fields, data.directions, data.from, data.to)}
+</section>
+<div class="row2">
+<section>
+  <h2>Changes per week</h2>
+  <p class="note">Field changes by direction, weeks starting Monday (UTC).</p>
+  <div class="legend"><span><i style="background:var(--loose)"></i>loosened</span><span><i style="background:var(--tight)"></i>tightened</span><span><i style="background:var(--changed)"></i>changed</span></div>
+  ${weeklyBars(data.weekly, data.from, data.to)}
+</section>
+<section>
+  <h2>Alerts by severity</h2>
+  <p class="note">Alerts raised for changes in the period; undelivered means a sink is still pending or gave up.</p>
+  ${severityBars(data.alerts)}
+</section>
+</div>
+<section>
+  <h2>Changes</h2>
+  <p class="note">${data.changes.length < data.changeCount ? `The newest ${data.changes.length.toLocaleString('en')} of ${data.changeCount.toLocaleString('en')} field changes; <code>govtrail export evidence</code> writes them all.` : `All ${data.changeCount.toLocaleString('en')} field changes of the period, newest first.`}</p>
+  <table>
+    <thead><tr><th>Changed at</th><th>Setting</th><th>Before → after</th><th>Direction</th><th>Actor</th><th>Tickets</th><th>Entry</th></tr></thead>
+    <tbody>
+${changeRows || '<tr><td colspan="7">No changes in this period.</td></tr>'}
+    </tbody>
+  </table>
+</section>
+<section>
+  <h2>Exporter health</h2>
+  ${health}
+</section>
+<footer>All times UTC. Source: the govtrail views settings_timeline, change_log, alert_log and exporter_health.</footer>
+</main>
+</body>
+</html>
+`;
+}

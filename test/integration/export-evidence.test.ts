@@ -1,0 +1,148 @@
+/**
+ * `govtrail export evidence` end to end over the database: hostile annotation values survive the
+ * CSV intact (modulo the formula prefix), the row count matches change_log, and the sidecar
+ * verifies in sha256sum format.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/export/evidence.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness;
+
+// The same strict parser as test/unit/export-csv.test.ts (a test file cannot import another
+// without running its tests twice; test/helpers/ is outside this change).
+/** A strict RFC 4180 parser: CRLF record ends, quoted fields with doubled quotes. */
+function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    let cell = '';
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new Error('unterminated quoted field');
+        if (text[i] === '"') {
+          if (text[i + 1] === '"') {
+            cell += '"';
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        cell += text[i];
+        i++;
+      }
+    } else {
+      while (i < text.length && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') {
+        if (text[i] === '"') throw new Error(`bare quote at ${i}`);
+        cell += text[i];
+        i++;
+      }
+    }
+    record.push(cell);
+    if (text[i] === ',') {
+      i++;
+      continue;
+    }
+    if (text.startsWith('\r\n', i)) {
+      records.push(record);
+      record = [];
+      i += 2;
+      continue;
+    }
+    throw new Error(`expected , or CRLF at ${i}`);
+  }
+  if (record.length > 0) throw new Error('last record lacks CRLF');
+  return records;
+}
+
+const HOSTILE = [
+  '=HYPERLINK("http://x")',
+  '+1',
+  '-2',
+  '@x',
+  'quote " and, comma',
+  'two\nlines',
+  'ünïcödé ✓ 🚀',
+];
+
+beforeAll(async () => {
+  h = await createHarness({ entries: 30, seed: 4, start: '2025-02-03T09:00:00Z' });
+  expect((await h.sync()).status).toBe('succeeded');
+  for (const [i, v] of HOSTILE.entries()) {
+    h.sandbox.history.appendEntry({
+      annotations: [
+        { kind: 'ANNOTATION_KIND_TICKET', rawValue: v, displayValue: v, displayUrl: 'https://t.example/1' },
+        { kind: 'ANNOTATION_KIND_REASON', rawValue: v },
+      ],
+      // A value never seen before, so every entry records a field change.
+      set: { discoveryInterval: `${7001 + i}s` },
+    });
+  }
+  expect((await h.sync()).status).toBe('succeeded');
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('export evidence', () => {
+  it('writes every change of the period once, hostile values intact and neutralised', async () => {
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-export-')), 'evidence.csv');
+    // A page size far below the row count would be nicer; the default (2000) is covered by the
+    // keyset unit of iterateChanges. Here the whole history is exported.
+    const res = await writeEvidenceCsv(h.database.db, {
+      tenantId: 'acme',
+      from: new Date('2000-01-01T00:00:00Z'),
+      to: new Date('2100-01-01T00:00:00Z'),
+      out,
+    });
+    const text = readFileSync(out, 'utf8');
+    const [header, ...rows] = parseCsv(text);
+    expect(header).toEqual([...EVIDENCE_HEADER]);
+    const { rows: n } = await sql<{ n: number }>`select count(*)::int as n from govtrail.change_log`.execute(
+      h.database.db,
+    );
+    expect(rows.length).toBe(n[0]?.n);
+    expect(res.rows).toBe(rows.length);
+    for (const r of rows) for (const cell of r) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
+    const ticketCol = EVIDENCE_HEADER.indexOf('tickets');
+    const reasonCol = EVIDENCE_HEADER.indexOf('reasons');
+    const unprefix = (s: string) => (/^'[=+\-@\t\r]/.test(s) ? s.slice(1) : s);
+    const seen = new Set(rows.flatMap((r) => [unprefix(r[ticketCol] ?? ''), unprefix(r[reasonCol] ?? '')]));
+    for (const v of HOSTILE) expect(seen).toContain(v);
+    // Rows in (time, entry) order.
+    const times = rows.map((r) => r[EVIDENCE_HEADER.indexOf('changed_at')] ?? '');
+    expect([...times].sort()).toEqual(times);
+  });
+
+  it('writes a sha256sum-format sidecar that matches the file', async () => {
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-export-')), 'e.csv');
+    const res = await writeEvidenceCsv(h.database.db, {
+      tenantId: 'acme',
+      from: new Date('2000-01-01T00:00:00Z'),
+      to: new Date('2100-01-01T00:00:00Z'),
+      out,
+    });
+    const digest = createHash('sha256').update(readFileSync(out)).digest('hex');
+    expect(readFileSync(res.sha256Path, 'utf8')).toBe(`${digest}  e.csv\n`);
+  });
+
+  it('excludes changes at or after --to and before --from', async () => {
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-export-')), 'none.csv');
+    const res = await writeEvidenceCsv(h.database.db, {
+      tenantId: 'acme',
+      from: new Date('2000-01-01T00:00:00Z'),
+      to: new Date('2000-01-02T00:00:00Z'),
+      out,
+    });
+    expect(res.rows).toBe(0);
+    expect(parseCsv(readFileSync(out, 'utf8'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The HTML report from a synced sandbox tenant whose history makes every alert rule fire, rendered
+ * in headless Chromium: it must be self-contained (no request but the page itself) and clean (no
+ * console messages). The screenshot is kept in test-artifacts/ for a person to look at.
+ */
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeReport } from '../../src/commands/report.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+let h: Harness;
+let file: string;
+
+beforeAll(async () => {
+  h = await createHarness({ entries: 400, seed: 7, start: '2025-01-06T09:00:00Z' });
+  expect((await h.sync()).status).toBe('succeeded');
+  // A backfill raises only a digest; changes synced incrementally raise alerts per entry.
+  h.sandbox.history.appendEntry({ annotations: [], set: { requireToolApproval: false } });
+  h.sandbox.history.appendEntry({ set: { auditVerbosity: 'AUDIT_VERBOSITY_MINIMAL' } });
+  h.sandbox.history.appendEntry({ set: { allowedClientTypes: [] } });
+  h.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
+  expect((await h.sync()).status).toBe('succeeded');
+  file = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-report-')), 'report.html');
+  await writeReport(h.database.db, { tenantId: 'acme', out: file });
+  // Kept next to the screenshot for a person to open.
+  mkdirSync('test-artifacts', { recursive: true });
+  copyFileSync(file, 'test-artifacts/report.html');
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('govtrail report', () => {
+  it('references nothing outside the file: no script, stylesheet link, font or remote image', () => {
+    const html = readFileSync(file, 'utf8');
+    expect(html).not.toMatch(/<script|<link|<img|@import|url\(\s*['"]?(https?:|\/\/)/i);
+    // The CSP forbids any fetch, so a later edit that adds one fails loudly in the browser too.
+    expect(html).toContain("default-src 'none'");
+    expect(html).toContain('<svg');
+  });
+
+  it('shows the sections, loosened periods and ticket links', () => {
+    const html = readFileSync(file, 'utf8');
+    for (const title of [
+      'Posture timeline',
+      'Changes per week',
+      'Alerts by severity',
+      'Changes',
+      'Exporter health',
+    ]) {
+      expect(html).toContain(`<h2>${title}</h2>`);
+    }
+    // The scenario tail loosens settings, so some timeline period is drawn in the loosened colour.
+    expect(html).toMatch(/fill="#c8553d"/);
+    expect(html).toMatch(/<a href="https:\/\/[^"]+">/);
+    // The incremental run raised alerts for changes inside the period, so the bars are not all zero.
+    expect(html).toMatch(/class="num">[1-9]/);
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))(
+    'renders in headless Chromium with no console message and no request but the page itself',
+    async () => {
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--disable-quic',
+        ],
+      });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const console: string[] = [];
+        const requests: string[] = [];
+        page.on('console', (m) => console.push(`${m.type()}: ${m.text()}`));
+        page.on('pageerror', (e) => console.push(`pageerror: ${e.message}`));
+        page.on('request', (r) => requests.push(r.url()));
+        const url = pathToFileURL(file).href;
+        await page.goto(url, { waitUntil: 'load' });
+        mkdirSync('test-artifacts', { recursive: true });
+        await page.screenshot({ path: 'test-artifacts/report.png', fullPage: true });
+        expect(console).toEqual([]);
+        expect(requests.filter((r) => r !== url && !r.startsWith('about:'))).toEqual([]);
+        // Readable at 1280 px: nothing overflows sideways.
+        // A string, evaluated in the page: the test's TypeScript has no DOM types.
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - window.innerWidth',
+        );
+        expect(overflow).toBeLessThanOrEqual(0);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
+});
