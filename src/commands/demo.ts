@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Command, Option } from 'commander';
 import { sql } from 'kysely';
 import { formatValue } from '../alerts/format.js';
@@ -11,6 +12,7 @@ import { syncTenant } from '../sync/service.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
+import { writeReport } from './report.js';
 import { formatSummaries } from './sync.js';
 import { formatTable } from './table.js';
 
@@ -30,7 +32,7 @@ export function demoCommand(): Command {
     .action(async (opts: { entries: number; seed: number }) => {
       const ctx = createContext();
       const { config, out } = ctx;
-      const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed, scenarios: true });
+      const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
       const database = await ctx.openDatabase();
       try {
         // The key-secret form, so the demo also exercises the EdDSA client assertion.
@@ -43,20 +45,32 @@ export function demoCommand(): Command {
           lookbackMs: config.lookbackMs,
         };
         const alerting = createAlerting(config, ctx.logger, database);
-        const progress = progressReporter(tenant.name, ctx.logger);
-        const summary = await syncTenant({
-          database,
-          config,
-          logger: ctx.logger,
-          tenant,
-          trigger: 'demo',
-          alerting,
-          onProgress: progress.update,
-        });
-        progress.done();
-        await alerting.deliver();
-        out.write(`\n${formatSummaries([summary])}\n\n`);
-        if (summary.status !== 'succeeded') throw new ExitCode(1);
+        const run = async () => {
+          const progress = progressReporter(tenant.name, ctx.logger);
+          const summary = await syncTenant({
+            database,
+            config,
+            logger: ctx.logger,
+            tenant,
+            trigger: 'demo',
+            alerting,
+            onProgress: progress.update,
+          });
+          progress.done();
+          await alerting.deliver();
+          return summary;
+        };
+        // First the history as it stands (a first run is a backfill: one digest alert), then the
+        // tenant "lives on": a scripted tail of notable changes arrives and the next run alerts on it.
+        const first = await run();
+        sandbox.appendScenarios();
+        const second = first.status === 'succeeded' ? await run() : undefined;
+        const summaries = second === undefined ? [first] : [first, second];
+        out.write(`\n${formatSummaries(summaries)}\n\n`);
+        if (summaries.some((s) => s.status !== 'succeeded')) throw new ExitCode(1);
+        const summary = {
+          counters: { entriesInserted: summaries.reduce((n, s) => n + s.counters.entriesInserted, 0) },
+        };
 
         const db = database.db;
         const stored = await countEntries(db, DEMO_TENANT);
@@ -118,6 +132,11 @@ export function demoCommand(): Command {
         }>`select count(*)::int as n from govtrail.alert where tenant_id = ${DEMO_TENANT}`.execute(db);
         out.write(`${rows[0]?.n ?? 0} alerts stored in all.\n\n`);
         out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
+        const report = await writeReport(db, {
+          tenantId: DEMO_TENANT,
+          out: path.join(config.dataDir, 'report.html'),
+        });
+        out.write(`\nHTML report (open it in a browser, works offline): ${path.resolve(report)}\n`);
       } finally {
         await database.close();
         await sandbox.close();
@@ -161,15 +180,25 @@ function positiveInt(v: string): number {
 
 function howToQuery(embedded: boolean, url: string | undefined): string {
   const q = [
-    `select e.created_at, f.field, f.old_value, f.new_value, f.direction from govtrail.field_change f join govtrail.history_entry e using (tenant_id, entry_id) order by e.created_at desc limit 20;`,
-    `select entry_id, created_at, change_kind, actor_kind from govtrail.history_entry order by created_at desc limit 20;`,
-    `select severity, rule_id, title from govtrail.alert order by created_at desc;`,
+    `select changed_at, field, old_value, new_value, direction, tickets from govtrail.change_log order by changed_at desc limit 20;`,
+    `select * from govtrail.settings_as_of('${DEMO_TENANT}', '2025-06-01T00:00:00Z');`,
+    `select severity, rule_id, title, delivery_status from govtrail.alert_log order by created_at desc;`,
   ];
+  const commands = [
+    '  npx govtrail changes --since 2026-01-01',
+    '  npx govtrail settings --as-of 2025-06-01',
+    '  npx govtrail export evidence --from 2025-01-01 --to 2027-01-01 --out evidence.csv',
+    '  npx govtrail alerts list',
+  ].join('\n');
   if (embedded) {
     return (
-      'How to query it: the embedded database lives in GOVTRAIL_DATA_DIR (./.govtrail) and is opened by govtrail itself, one process at a time. To use psql or a BI tool, point govtrail at a PostgreSQL server instead:   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx govtrail demo\n' +
-      `  psql "$DATABASE_URL" -c "${q[0]}"\n`
+      `How to query it: the embedded database in GOVTRAIL_DATA_DIR (./.govtrail) is opened by govtrail itself,\n` +
+      `one process at a time:\n${commands}\n` +
+      `For psql or a BI tool, point govtrail at a PostgreSQL server and query the views:\n` +
+      `  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres && npx govtrail demo\n` +
+      q.map((x) => `  psql "$DATABASE_URL" -c "${x}"`).join('\n') +
+      '\n'
     );
   }
-  return `How to query it with psql:\n${q.map((x) => `  psql "${url ?? '$DATABASE_URL'}" -c "${x}"`).join('\n')}\n`;
+  return `How to query it with psql:\n${q.map((x) => `  psql "${url ?? '$DATABASE_URL'}" -c "${x}"`).join('\n')}\nor with govtrail:\n${commands}\n`;
 }

@@ -131,6 +131,11 @@ export interface Sandbox {
   readonly stats: SandboxStats;
   /** Every token issued so far becomes invalid (next use: 401). */
   expireTokens(): void;
+  /**
+   * Appends the curated tail of notable changes (scenarios.ts) now, on top of the history: what the
+   * demo uses to show per-entry alerts after a backfill. Deterministic for a seed; returns the count.
+   */
+  appendScenarios(): number;
   /** Access tokens issued so far, expired ones included (the most recent 10 000). */
   issuedTokens(): string[];
   /** client_assertion values received so far, accepted or not (the most recent 10 000). */
@@ -223,6 +228,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults,
     stats,
     expireTokens: () => auth.expireAll(),
+    appendScenarios: () => appendScenarios(history),
     issuedTokens: () => auth.issuedTokens(),
     receivedAssertions: () => auth.receivedAssertions(),
     close: () => {
