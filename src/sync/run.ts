@@ -172,9 +172,14 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
 
         const flush = async () => {
           if (batch.length === 0 && rejected.length === 0) return;
+          // Take the batch now: the pager keeps filling the next one while this one is written.
+          const entries = batch;
+          const rejects = rejected;
+          batch = [];
+          rejected = [];
           // The same entry may be served twice (on two pages, or twice in one page): keep the first.
           const unique = new Map<string, NormalisedEntry>();
-          for (const e of batch) if (!unique.has(e.entry.entryId)) unique.set(e.entry.entryId, e);
+          for (const e of entries) if (!unique.has(e.entry.entryId)) unique.set(e.entry.entryId, e);
           const stored = await findStoredEntryIds(trx, tenantId, [...unique.keys()]);
           const fresh = [...unique.values()].filter((e) => !stored.has(e.entry.entryId));
           const res = await insertEntries(trx, runId, fresh, lastHash);
@@ -193,40 +198,53 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
               oldestNew = k;
             }
           }
-          counters.entriesRejected += await insertRejected(trx, tenantId, runId, rejected);
-          batch = [];
-          rejected = [];
+          counters.entriesRejected += await insertRejected(trx, tenantId, runId, rejects);
+        };
+        // One batch is written while the next is fetched and normalised; at most one write in flight.
+        let writing: Promise<void> | undefined;
+        const startFlush = async () => {
+          if (writing !== undefined) await writing;
+          const w = flush();
+          w.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+          writing = w;
         };
 
         const stopAfter = (page: HistoryPage): boolean =>
           checkpoint !== undefined && pageReachesCheckpoint(page.entries, checkpoint, options.lookbackMs);
 
-        for await (const page of options.source.listHistory({
-          pageSize: options.pageSize,
-          maxPages: options.maxPages,
-          stopAfter,
-        })) {
-          counters.pagesFetched++;
-          counters.entriesFetched += page.entries.length;
-          for (const raw of page.entries) {
-            const n = normaliseEntry(tenantId, raw);
-            if (n.ok) batch.push(n.value);
-            else {
-              rejected.push({ reason: n.reason, raw: n.raw });
-              logger.warn({ reason: n.reason }, 'entry rejected: kept in govtrail.rejected_entry');
+        try {
+          for await (const page of options.source.listHistory({
+            pageSize: options.pageSize,
+            maxPages: options.maxPages,
+            stopAfter,
+          })) {
+            counters.pagesFetched++;
+            counters.entriesFetched += page.entries.length;
+            for (const raw of page.entries) {
+              const n = normaliseEntry(tenantId, raw);
+              if (n.ok) batch.push(n.value);
+              else {
+                rejected.push({ reason: n.reason, raw: n.raw });
+                logger.warn({ reason: n.reason }, 'entry rejected: kept in govtrail.rejected_entry');
+              }
+            }
+            if (batch.length + rejected.length >= batchSize) await startFlush();
+            options.onProgress?.({
+              pages: counters.pagesFetched,
+              entries: counters.entriesFetched,
+              inserted: counters.entriesInserted,
+            });
+            if (stopAfter(page)) {
+              stopReason = 'checkpoint';
+              break;
             }
           }
-          if (batch.length + rejected.length >= batchSize) await flush();
-          options.onProgress?.({
-            pages: counters.pagesFetched,
-            entries: counters.entriesFetched,
-            inserted: counters.entriesInserted,
-          });
-          if (stopAfter(page)) {
-            stopReason = 'checkpoint';
-            break;
-          }
+        } catch (err) {
+          // Let a write in flight finish before the transaction rolls back: nothing may run after ROLLBACK.
+          if (writing !== undefined) await writing.catch(() => {});
+          throw err;
         }
+        if (writing !== undefined) await writing;
         await flush();
         counters.warnings += counters.entriesRejected;
         counters.httpRetries = options.source.stats.retries;

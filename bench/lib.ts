@@ -1,0 +1,195 @@
+/**
+ * Shared pieces of the benchmark and the soak: the sandbox in its own process, scratch databases,
+ * govtrail CLI child processes.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SERVER_URL =
+  process.env['BENCH_DATABASE_URL'] ??
+  process.env['TEST_DATABASE_URL'] ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface SandboxProcess {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly child: ChildProcess;
+  control<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** `govtrail sandbox --json` in a child process; resolves once it printed its line. */
+export async function startSandboxProcess(args: string[]): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'sandbox', '--json', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    rl.once('line', (l) => resolve(l));
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+  });
+  const info = JSON.parse(line) as {
+    baseUrl: string;
+    credentials: { secret: { clientId: string; clientSecret: string } };
+  };
+  const baseUrl = info.baseUrl;
+  return {
+    baseUrl,
+    clientId: info.credentials.secret.clientId,
+    clientSecret: info.credentials.secret.clientSecret,
+    child,
+    async control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${baseUrl}${path}`, {
+        method,
+        ...(body === undefined
+          ? {}
+          : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+      return JSON.parse(text) as T;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** The sandbox's truth, newest first. */
+export async function sandboxTruth(sb: SandboxProcess): Promise<unknown[]> {
+  const res = await fetch(`${sb.baseUrl}/_sandbox/entries`);
+  const text = await res.text();
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as unknown);
+}
+
+export interface ScratchDatabase {
+  readonly url: string;
+  readonly name: string;
+  drop(): Promise<void>;
+}
+
+export async function createScratchDatabase(prefix = 'govtrail_bench'): Promise<ScratchDatabase> {
+  const name = `${prefix}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    name,
+    async drop() {
+      const a = new pg.Client({ connectionString: SERVER_URL });
+      await a.connect();
+      try {
+        await a.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await a.end();
+      }
+    },
+  };
+}
+
+export const FAST_HTTP_ENV = {
+  GOVTRAIL_HTTP_RETRY_BASE: '5ms',
+  GOVTRAIL_HTTP_RETRY_MAX_DELAY: '50ms',
+  GOVTRAIL_HTTP_RETRY_AFTER_CAP: '50ms',
+  GOVTRAIL_HTTP_HEADERS_TIMEOUT: '2s',
+};
+
+/** Environment for a govtrail CLI child syncing the sandbox into `databaseUrl`. */
+export function govtrailEnv(
+  sb: SandboxProcess,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG'])
+    if (process.env[k] !== undefined) env[k] = process.env[k];
+  return {
+    ...env,
+    DATABASE_URL: databaseUrl,
+    GOVTRAIL_BASE_URL: sb.baseUrl,
+    GOVTRAIL_CLIENT_ID: sb.clientId,
+    GOVTRAIL_CLIENT_SECRET: sb.clientSecret,
+    GOVTRAIL_TENANT: 'acme',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+export interface ChildResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly ms: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Peak RSS in KiB, when measured. */
+  readonly peakRssKb: number | undefined;
+}
+
+/** Runs `govtrail <args>` as a child; `/usr/bin/time -v` measures peak RSS when `memory` is set. */
+export function runGovtrail(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { memory?: boolean; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<ChildResult> {
+  const node = [process.execPath, '--import', 'tsx', 'src/main.ts', ...args];
+  const argv = options.memory ? ['/usr/bin/time', '-v', ...node] : node;
+  const started = performance.now();
+  const child = spawn(argv[0] as string, argv.slice(1), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  options.onSpawn?.(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => {
+    child.once('close', (code, signal) => {
+      const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      resolve({
+        code,
+        signal,
+        ms: performance.now() - started,
+        stdout,
+        stderr,
+        peakRssKb: m === null ? undefined : Number(m[1]),
+      });
+    });
+  });
+}
+
+/** The 'sync succeeded' log line of a CLI run, parsed. */
+export function syncLog(stderr: string): Record<string, unknown> | undefined {
+  for (const l of stderr.split('\n')) {
+    if (!l.startsWith('{')) continue;
+    try {
+      const o = JSON.parse(l) as Record<string, unknown>;
+      if (o['msg'] === 'sync succeeded') return o;
+    } catch {}
+  }
+  return undefined;
+}

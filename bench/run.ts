@@ -1,0 +1,223 @@
+/**
+ * `npm run bench [-- --entries N] [-- --memory]`: govtrail's backfill against its two limits, side
+ * by side, with the sandbox tenant in its own process and a scratch database on the local server.
+ *
+ *   (a) fetch limit  — a bare undici loop pages every entry (page_size 100) and discards it
+ *   (b) write limit  — the same rows, pre-normalised, written with INSERT … SELECT FROM unnest in
+ *                      5 000-row batches (insertEntries) into fresh tables of the same shape
+ *   (c) govtrail     — `govtrail sync` in a child process, end to end (backfill)
+ *   (d) no-op run    — `govtrail sync` again with nothing new: wall time and history requests
+ *   (e) --memory     — peak RSS of the govtrail process at 10 000 and at 1 000 000 entries
+ */
+import os from 'node:os';
+import { sql } from 'kysely';
+import { request } from 'undici';
+import { silentLogger } from '../src/logger.js';
+import { normaliseEntry } from '../src/normalise/entry.js';
+import type { NormalisedEntry } from '../src/normalise/types.js';
+import { openDatabase } from '../src/store/database.js';
+import { insertEntries } from '../src/store/history.js';
+import { migrate } from '../src/store/migrate.js';
+import {
+  createScratchDatabase,
+  govtrailEnv,
+  runGovtrail,
+  type SandboxProcess,
+  sandboxTruth,
+  startSandboxProcess,
+  syncLog,
+} from './lib.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+const N = Number(arg('--entries') ?? 100_000);
+const MEMORY = process.argv.includes('--memory');
+
+async function fetchLimit(sb: SandboxProcess): Promise<{ ms: number; entries: number }> {
+  const started = performance.now();
+  const tok = await request(`${sb.baseUrl}/auth/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sb.clientId,
+      client_secret: sb.clientSecret,
+    }).toString(),
+  });
+  const { access_token } = (await tok.body.json()) as { access_token: string };
+  let token = '';
+  let entries = 0;
+  for (;;) {
+    const q = new URLSearchParams({ page_size: '100', ...(token === '' ? {} : { page_token: token }) });
+    const res = await request(`${sb.baseUrl}/api/v1/settings/ai-governance/history?${q}`, {
+      headers: { authorization: `Bearer ${access_token}` },
+    });
+    if (res.statusCode !== 200) throw new Error(`history: HTTP ${res.statusCode}`);
+    const page = (await res.body.json()) as { list: unknown[] | null; nextPageToken?: string };
+    entries += page.list?.length ?? 0;
+    token = page.nextPageToken ?? '';
+    if (token === '') break;
+  }
+  return { ms: performance.now() - started, entries };
+}
+
+async function writeLimit(truth: unknown[]): Promise<{ ms: number; entries: number }> {
+  const scratch = await createScratchDatabase('govtrail_bench_w');
+  const database = await openDatabase({ url: scratch.url });
+  try {
+    await migrate(database, silentLogger);
+    // Oldest first, as the chain would be built; normalised before the clock starts.
+    const rows: NormalisedEntry[] = [];
+    for (let i = truth.length - 1; i >= 0; i--) {
+      const n = normaliseEntry('acme', truth[i]);
+      if (n.ok) rows.push(n.value);
+    }
+    const started = performance.now();
+    await database.withSession(async (s) => {
+      await s.transaction().execute(async (trx) => {
+        const run = await sql<{ run_id: string }>`
+          insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli') returning run_id`.execute(
+          trx,
+        );
+        const runId = Number(run.rows[0]?.run_id);
+        let prev: Buffer | null = null;
+        for (let i = 0; i < rows.length; i += 5000) {
+          const r = await insertEntries(trx, runId, rows.slice(i, i + 5000), prev);
+          prev = r.lastHash;
+        }
+      });
+    });
+    return { ms: performance.now() - started, entries: rows.length };
+  } finally {
+    await database.close();
+    await scratch.drop();
+  }
+}
+
+async function backfill(
+  n: number,
+  memory: boolean,
+): Promise<{
+  ms: number;
+  runMs: number | undefined;
+  peakRssKb: number | undefined;
+  noop?: { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
+  fetch?: { ms: number; entries: number } | undefined;
+  write?: { ms: number; entries: number } | undefined;
+}> {
+  const sb = await startSandboxProcess(['--entries', String(n)]);
+  const scratch = await createScratchDatabase();
+  try {
+    const env = govtrailEnv(sb, scratch.url);
+    const mig = await runGovtrail(['migrate'], env);
+    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    let fetch: { ms: number; entries: number } | undefined;
+    let write: { ms: number; entries: number } | undefined;
+    if (!memory) {
+      fetch = await fetchLimit(sb);
+      write = await writeLimit(await sandboxTruth(sb));
+    }
+    const c = await runGovtrail(['sync'], env, { memory: true });
+    if (c.code !== 0) throw new Error(`sync failed (${c.code}): ${c.stderr.slice(-2000)}`);
+    const cLog = syncLog(c.stderr);
+    if (Number(cLog?.['entriesInserted']) !== n)
+      throw new Error(`backfill inserted ${String(cLog?.['entriesInserted'])} of ${n}`);
+    if (memory) return { ms: c.ms, runMs: Number(cLog?.['ms']), peakRssKb: c.peakRssKb };
+    const before = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
+    const d = await runGovtrail(['sync'], env);
+    if (d.code !== 0) throw new Error(`no-op sync failed: ${d.stderr.slice(-2000)}`);
+    const after = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
+    const dLog = syncLog(d.stderr);
+    return {
+      ms: c.ms,
+      runMs: Number(cLog?.['ms']),
+      peakRssKb: c.peakRssKb,
+      noop: {
+        ms: d.ms,
+        runMs: Number(dLog?.['ms']),
+        requests: after.historyRequests - before.historyRequests,
+        inserted: dLog?.['entriesInserted'],
+      },
+      fetch,
+      write,
+    };
+  } finally {
+    await sb.close();
+    await scratch.drop();
+  }
+}
+
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
+
+async function main(): Promise<void> {
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  process.stderr.write(`bench: N=${N}, nproc ${os.cpus().length}, load ${load}\n`);
+  const r = await backfill(N, false);
+  const a = r.fetch as { ms: number; entries: number };
+  const b = r.write as { ms: number; entries: number };
+  const noop = r.noop as { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
+  const rows: [string, string, string][] = [
+    ['(a) fetch limit (undici loop, page_size 100)', fmt(a.ms), `${rate(a.entries, a.ms)}/s`],
+    ['(b) write limit (unnest, 5 000-row batches)', fmt(b.ms), `${rate(b.entries, b.ms)}/s`],
+    ['(c) govtrail sync backfill (child process)', fmt(r.ms), `${rate(N, r.ms)}/s (in-run ${r.runMs} ms)`],
+    [
+      '(d) no-op incremental sync (child process)',
+      fmt(noop.ms),
+      `${noop.requests} history request(s), in-run ${noop.runMs} ms, inserted ${String(noop.inserted)}`,
+    ],
+    ['    peak RSS of (c)', `${Math.round((r.peakRssKb ?? 0) / 1024)} MiB`, ''],
+  ];
+  let memory: { rss10k: number | undefined; rss1m: number | undefined } | undefined;
+  if (MEMORY) {
+    const m10k = await backfill(10_000, true);
+    const m1m = await backfill(1_000_000, true);
+    memory = { rss10k: m10k.peakRssKb, rss1m: m1m.peakRssKb };
+    rows.push(
+      ['(e) peak RSS, backfill of 10 000', `${Math.round((m10k.peakRssKb ?? 0) / 1024)} MiB`, fmt(m10k.ms)],
+      [
+        '(e) peak RSS, backfill of 1 000 000',
+        `${Math.round((m1m.peakRssKb ?? 0) / 1024)} MiB`,
+        `${fmt(m1m.ms)}, ${rate(1_000_000, m1m.ms)}/s`,
+      ],
+    );
+  }
+  const w = Math.max(...rows.map((x) => x[0].length));
+  const out = [`| ${'measure'.padEnd(w)} | time / size | rate / notes |`, `|${'-'.repeat(w + 2)}|---|---|`];
+  for (const [k, t, n] of rows) out.push(`| ${k.padEnd(w)} | ${t} | ${n} |`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  const summary = {
+    entries: N,
+    load: os.loadavg()[0],
+    fetchMs: Math.round(a.ms),
+    writeMs: Math.round(b.ms),
+    syncMs: Math.round(r.ms),
+    fetchPerS: rate(a.entries, a.ms),
+    writePerS: rate(b.entries, b.ms),
+    syncPerS: rate(N, r.ms),
+    cOverMaxAB: Number((r.ms / Math.max(a.ms, b.ms)).toFixed(2)),
+    cOverSumAB: Number((r.ms / (a.ms + b.ms)).toFixed(2)),
+    noopMs: Math.round(noop.ms),
+    noopRunMs: noop.runMs,
+    noopHistoryRequests: noop.requests,
+    peakRssMiB: Math.round((r.peakRssKb ?? 0) / 1024),
+    ...(memory === undefined
+      ? {}
+      : {
+          peakRss10kMiB: Math.round((memory.rss10k ?? 0) / 1024),
+          peakRss1mMiB: Math.round((memory.rss1m ?? 0) / 1024),
+          rss1mOver10k: Number(((memory.rss1m ?? 0) / (memory.rss10k ?? 1)).toFixed(2)),
+        }),
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
