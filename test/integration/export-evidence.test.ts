@@ -10,58 +10,10 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/export/evidence.js';
+import { parseCsv } from '../helpers/csv.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
-
-// The same strict parser as test/unit/export-csv.test.ts (a test file cannot import another
-// without running its tests twice; test/helpers/ is outside this change).
-/** A strict RFC 4180 parser: CRLF record ends, quoted fields with doubled quotes. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    let cell = '';
-    if (text[i] === '"') {
-      i++;
-      for (;;) {
-        if (i >= text.length) throw new Error('unterminated quoted field');
-        if (text[i] === '"') {
-          if (text[i + 1] === '"') {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          i++;
-          break;
-        }
-        cell += text[i];
-        i++;
-      }
-    } else {
-      while (i < text.length && text[i] !== ',' && text[i] !== '\r' && text[i] !== '\n') {
-        if (text[i] === '"') throw new Error(`bare quote at ${i}`);
-        cell += text[i];
-        i++;
-      }
-    }
-    record.push(cell);
-    if (text[i] === ',') {
-      i++;
-      continue;
-    }
-    if (text.startsWith('\r\n', i)) {
-      records.push(record);
-      record = [];
-      i += 2;
-      continue;
-    }
-    throw new Error(`expected , or CRLF at ${i}`);
-  }
-  if (record.length > 0) throw new Error('last record lacks CRLF');
-  return records;
-}
 
 const HOSTILE = [
   '=HYPERLINK("http://x")',
