@@ -108,23 +108,15 @@ export function demoCommand(): Command {
           );
         }
 
-        const alerts = await findRecentAlerts(db, DEMO_TENANT, 15);
+        const alerts = await findRecentAlerts(db, DEMO_TENANT, 40);
         if (alerts.length > 0) {
-          out.write('Alerts raised (newest first):\n');
-          out.write(
-            `${indent(
-              formatTable(
-                ['severity', 'rule', 'title', 'entry', 'delivered to'],
-                alerts.map((a) => [
-                  a.severity,
-                  a.ruleId,
-                  a.title,
-                  a.entryId ?? '—',
-                  a.deliveredTo.join(', '),
-                ]),
-              ),
-            )}\n\n`,
-          );
+          // Oldest first, as the story unfolded; each with its summary (before → after, actor, ticket).
+          out.write('Alerts raised:\n');
+          for (const a of [...alerts].reverse()) {
+            out.write(`  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`);
+            out.write(`      ${a.summary.replace(/\s+/g, ' ')}\n`);
+          }
+          out.write('\n');
         }
 
         const { rows } = await sql<{

@@ -47,8 +47,15 @@ function steps(apiUser: string, supportUser: string): Step[] {
         },
       },
     },
-    // No ticket, and a loosening: tool approval off.
-    { after: 3 * HOUR, spec: { actor: api, annotations: [], set: { requireToolApproval: false } } },
+    // A loosening made through the change process: tool approval off, with its ticket.
+    {
+      after: 3 * HOUR,
+      spec: {
+        actor: api,
+        annotations: [ticket('SEC-4105'), reason('Approvals block the AI assistant pilot')],
+        set: { requireToolApproval: false },
+      },
+    },
     {
       after: 5 * HOUR,
       spec: {
@@ -60,8 +67,9 @@ function steps(apiUser: string, supportUser: string): Step[] {
     {
       after: DAY,
       spec: {
+        // Made from Slack with no annotation at all (proto3 then omits the list): no ticket either.
         actor: { kind: 'ACTOR_KIND_SLACK' },
-        annotations: [reason('Pilot users on shared and service clients cannot connect')],
+        annotations: [],
         set: { allowedClientTypes: [] },
       },
     },
