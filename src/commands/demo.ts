@@ -113,7 +113,9 @@ export function demoCommand(): Command {
           // Oldest first, as the story unfolded; each with its summary (before → after, actor, ticket).
           out.write('Alerts raised:\n');
           for (const a of [...alerts].reverse()) {
-            out.write(`  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`);
+            out.write(
+              `  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`,
+            );
             out.write(`      ${a.summary.replace(/\s+/g, ' ')}\n`);
           }
           out.write('\n');
