@@ -4,6 +4,7 @@ import { createAlerting } from '../alerts/setup.js';
 import { type AlertMessage, SEVERITIES } from '../alerts/types.js';
 import { GovtrailError } from '../errors.js';
 import { parseTimestamp } from '../normalise/time.js';
+import { makePendingDeliveriesDue } from '../store/alerts.js';
 import { findRecentAlerts } from '../store/read.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
@@ -75,12 +76,16 @@ export function alertsCommand(): Command {
 
   alerts
     .command('deliver')
-    .description('Attempt every pending delivery that is due now (the worker also does this on every tick).')
+    .description(
+      'Attempt every pending delivery now, without waiting out its backoff (the worker retries due ones on every tick).',
+    )
     .action(async () => {
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
         const alerting = createAlerting(ctx.config, ctx.logger, database);
+        // Asked by hand: retry every pending delivery now rather than at its backoff time.
+        await makePendingDeliveriesDue(database.db);
         const d = await alerting.deliver();
         const perSink = Object.entries(d.bySink).map(
           ([sink, t]) => `${sink}: ${t.delivered} delivered, ${t.retried} to retry, ${t.failed} given up`,

@@ -119,3 +119,10 @@ export function deliveryStore(db: Session): DeliveryStore {
     },
   };
 }
+
+/** Makes every pending delivery due now: an operator's `alerts deliver` retries without waiting out the backoff. */
+export async function makePendingDeliveriesDue(db: Session): Promise<number> {
+  const result = await sql`update govtrail.alert_delivery set next_attempt_at = now()
+                           where status = 'pending' and next_attempt_at > now()`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
