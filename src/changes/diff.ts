@@ -7,6 +7,7 @@
  * = null (equal to its `…_UNSPECIFIED` value), absent duration = null (unset).
  */
 
+import { canonicalJson } from '../normalise/canonical.js';
 import { parseDuration } from '../normalise/duration.js';
 import type { SnapshotField } from '../normalise/fields.js';
 import {
@@ -286,17 +287,5 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** JSON with object keys sorted, so that deep equality is string equality. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text === undefined ? 'null' : text;
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
+/** Re-exported for callers that compare JSON values the way the diff does. */
+export { canonicalJson };
