@@ -8,8 +8,17 @@ import type { AnnotationRow } from '../normalise/types.js';
 import type { WireSettings } from '../tenant-api/wire.js';
 import type { Session } from './database.js';
 
+/**
+ * A place in a tenant's history: created_at as PostgreSQL's exact text (microseconds; a JS Date
+ * would round to milliseconds and make keyset paging skip or repeat rows) and the entry id.
+ */
+export interface Position {
+  readonly posAt: string;
+  readonly entryId: string;
+}
+
 /** One stored entry as the change walk reads it. */
-export interface ChronoEntry {
+export interface ChronoEntry extends Position {
   readonly entryId: string;
   readonly createdAt: Date;
   readonly createdAtText: string | null;
@@ -25,6 +34,7 @@ export interface ChronoEntry {
 
 interface ChronoRow {
   entry_id: string;
+  pos_at: string;
   created_at: Date;
   created_at_text: string | null;
   run_id: number;
@@ -38,7 +48,7 @@ interface ChronoRow {
 }
 
 const CHRONO_COLUMNS = sql`
-  e.entry_id, e.created_at, e.created_at_text, e.run_id, e.change_kind, e.actor_kind, e.actor_user_id,
+  e.entry_id, e.created_at::text as pos_at, e.created_at, e.created_at_text, e.run_id, e.change_kind, e.actor_kind, e.actor_user_id,
   e.syslog_event_id, e.trace_id,
   case when jsonb_typeof(e.raw->'snapshot') = 'object' then e.raw->'snapshot' end as snapshot,
   coalesce((select jsonb_agg(jsonb_build_object(
@@ -51,6 +61,7 @@ const CHRONO_COLUMNS = sql`
 function toChrono(tenantId: string, r: ChronoRow): ChronoEntry {
   return {
     entryId: r.entry_id,
+    posAt: r.pos_at,
     createdAt: r.created_at,
     createdAtText: r.created_at_text,
     runId: Number(r.run_id),
@@ -69,28 +80,24 @@ export async function findOldestOfRun(
   db: Session,
   tenantId: string,
   runId: number,
-): Promise<{ createdAt: Date; entryId: string } | undefined> {
-  const row = await db
-    .selectFrom('govtrail.history_entry')
-    .select(['created_at', 'entry_id'])
-    .where('tenant_id', '=', tenantId)
-    .where('run_id', '=', runId)
-    .orderBy('created_at')
-    .orderBy('entry_id')
-    .limit(1)
-    .executeTakeFirst();
-  return row === undefined ? undefined : { createdAt: row.created_at, entryId: row.entry_id };
+): Promise<(Position & { createdAt: Date }) | undefined> {
+  const { rows } = await sql<{ pos_at: string; created_at: Date; entry_id: string }>`
+    select e.created_at::text as pos_at, e.created_at, e.entry_id from govtrail.history_entry e
+    where e.tenant_id = ${tenantId} and e.run_id = ${runId}
+    order by e.created_at, e.entry_id limit 1`.execute(db);
+  const r = rows[0];
+  return r === undefined ? undefined : { posAt: r.pos_at, createdAt: r.created_at, entryId: r.entry_id };
 }
 
 /** The entry just before a position, by (created_at, entry_id). */
 export async function findEntryBefore(
   db: Session,
   tenantId: string,
-  at: { createdAt: Date; entryId: string },
+  at: Position,
 ): Promise<ChronoEntry | undefined> {
   const { rows } = await sql<ChronoRow>`
     select ${CHRONO_COLUMNS} from govtrail.history_entry e
-    where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) < (${at.createdAt}::timestamptz, ${at.entryId}::text collate "C")
+    where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) < (${at.posAt}::timestamptz, ${at.entryId}::text collate "C")
     order by e.created_at desc, e.entry_id desc limit 1`.execute(db);
   return rows[0] === undefined ? undefined : toChrono(tenantId, rows[0]);
 }
@@ -100,12 +107,12 @@ export async function findEntryTimesBetween(
   db: Session,
   tenantId: string,
   from: Date,
-  before: { createdAt: Date; entryId: string },
+  before: Position,
 ): Promise<Array<{ createdAt: Date; createdAtText: string | null }>> {
   const { rows } = await sql<{ created_at: Date; created_at_text: string | null }>`
     select e.created_at, e.created_at_text from govtrail.history_entry e
     where e.tenant_id = ${tenantId} and e.created_at >= ${from}::timestamptz
-      and (e.created_at, e.entry_id) < (${before.createdAt}::timestamptz, ${before.entryId}::text collate "C")
+      and (e.created_at, e.entry_id) < (${before.posAt}::timestamptz, ${before.entryId}::text collate "C")
     order by e.created_at, e.entry_id`.execute(db);
   return rows.map((r) => ({ createdAt: r.created_at, createdAtText: r.created_at_text }));
 }
@@ -117,13 +124,13 @@ export async function findEntryTimesBetween(
 export async function* streamEntriesFrom(
   db: Session,
   tenantId: string,
-  from: { createdAt: Date; entryId: string },
+  from: Position,
   batchSize = 2000,
 ): AsyncGenerator<ChronoEntry> {
   let rows = (
     await sql<ChronoRow>`
       select ${CHRONO_COLUMNS} from govtrail.history_entry e
-      where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) >= (${from.createdAt}::timestamptz, ${from.entryId}::text collate "C")
+      where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) >= (${from.posAt}::timestamptz, ${from.entryId}::text collate "C")
       order by e.created_at, e.entry_id limit ${batchSize}`.execute(db)
   ).rows;
   while (rows.length > 0) {
@@ -133,7 +140,7 @@ export async function* streamEntriesFrom(
     rows = (
       await sql<ChronoRow>`
         select ${CHRONO_COLUMNS} from govtrail.history_entry e
-        where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) > (${last.created_at}::timestamptz, ${last.entry_id}::text collate "C")
+        where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) > (${last.pos_at}::timestamptz, ${last.entry_id}::text collate "C")
         order by e.created_at, e.entry_id limit ${batchSize}`.execute(db)
     ).rows;
   }
