@@ -7,11 +7,12 @@ import { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
+import type { GovtrailError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createHttpAgent, TenantApiClient, type TenantApiClientOptions } from '../../src/tenant-api/index.js';
 import type { HistoryPage } from '../../src/tenant-api/wire.js';
+import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {
   connectTimeoutMs: 2000,
@@ -63,16 +64,6 @@ async function listAll(c: TenantApiClient, pageSize = 100, maxPages = 1000): Pro
 async function firstPage(c: TenantApiClient): Promise<HistoryPage | undefined> {
   for await (const page of c.listHistory({ pageSize: 100, maxPages: 1000 })) return page;
   return undefined;
-}
-
-async function failure(promise: Promise<unknown>): Promise<GovtrailError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GovtrailError);
-    return err as GovtrailError;
-  }
-  throw new Error('expected a failure');
 }
 
 /** Waits for a condition by yielding to the event loop; no fixed sleeps. */

@@ -14,6 +14,7 @@ import {
   type TenantApiClientOptions,
 } from '../../src/tenant-api/index.js';
 import type { HistoryPage } from '../../src/tenant-api/wire.js';
+import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {
   connectTimeoutMs: 2000,
@@ -60,16 +61,6 @@ async function listAll(c: TenantApiClient, pageSize = 10): Promise<HistoryPage[]
   const pages: HistoryPage[] = [];
   for await (const page of c.listHistory({ pageSize, maxPages: 100 })) pages.push(page);
   return pages;
-}
-
-async function failure(promise: Promise<unknown>): Promise<GovtrailError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GovtrailError);
-    return err as GovtrailError;
-  }
-  throw new Error('expected a failure');
 }
 
 /** Requests the sandbox has counted since `before`. */
