@@ -7,8 +7,9 @@
 import { backfillDigest, evaluateRules, type RulePack } from '../alerts/rules.js';
 import type { AlertDraft } from '../alerts/types.js';
 import { diffSnapshots } from '../changes/diff.js';
+import type { Logger } from '../logger.js';
 import { parseTimestamp } from '../normalise/time.js';
-import type { EntryRow } from '../normalise/types.js';
+import type { EntryRow, NormalisedEntry } from '../normalise/types.js';
 import { insertAlerts } from '../store/alerts.js';
 import {
   type ChronoEntry,
@@ -19,7 +20,9 @@ import {
   replaceFieldChanges,
   streamEntriesFrom,
 } from '../store/changes.js';
-import type { AfterInsertStep } from './run.js';
+import type { Session } from '../store/database.js';
+import { BackfillWalk, canWalkInMemory } from './backfill-walk.js';
+import type { ChangeStep, InsertTracker } from './run.js';
 
 /** The burst window kept while walking: long enough for any sensible `entries_in_window` rule. */
 const WINDOW_MS = 24 * 3_600_000;
@@ -32,6 +35,11 @@ export interface ChangesStepOptions {
   readonly sinks: readonly string[];
   /** S9: on a tenant's first run, one digest instead of per-entry alerts unless this is true. */
   readonly backfillPerEntryAlerts: boolean;
+  /**
+   * On a first run, compute field changes from the entries as they are inserted (default) rather
+   * than reading them back; false forces the stored walk (tests compare the two).
+   */
+  readonly walkInMemory?: boolean;
 }
 
 /** How far back the walk looks for a diff base past entries served without a snapshot. */
@@ -64,96 +72,175 @@ function entryRow(tenantId: string, e: ChronoEntry): EntryRow {
   };
 }
 
-export function changesStep(options: ChangesStepOptions): AfterInsertStep {
-  return async (trx, ctx) => {
-    if (ctx.inserted === 0) return { alerts: 0, fieldChanges: 0 };
-    const { tenantId, runId } = ctx;
-    const oldest = await findOldestOfRun(trx, tenantId, runId);
-    if (oldest === undefined) return { alerts: 0, fieldChanges: 0 };
+/** Entries the in-memory walk may hold back before it gives up for the stored walk (memory bound). */
+const MAX_HELD = 20_000;
 
-    // The diff base is the latest entry that says what the settings were: one with a snapshot, or
-    // a hard delete (settings gone). A PUT served without a snapshot says nothing, so it is skipped
-    // rather than read as "no settings" (which would hide the next entry's old values).
-    let base: ChronoEntry | undefined = await findEntryBefore(trx, tenantId, oldest);
-    for (let i = 0; i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base); i++) {
-      base = await findEntryBefore(trx, tenantId, base);
-    }
-    if (base !== undefined && !isDiffBase(base)) base = undefined;
-    let baseIsNew = false;
-    let prevIsNew = false;
-    const window: string[] = (
-      await findEntryTimesBetween(trx, tenantId, new Date(oldest.createdAt.getTime() - WINDOW_MS), oldest)
-    ).map(keyOf);
+/** Feeds a backfill's inserted batches to the in-memory walk and writes their field changes. */
+class BackfillTracker implements InsertTracker {
+  readonly walk: BackfillWalk;
+  fieldChanges = 0;
 
-    const digestMode = ctx.isBackfill && !options.backfillPerEntryAlerts;
-    const perRuleCounts: Record<string, number> = {};
-    let first: ChronoEntry | undefined;
-    let last: ChronoEntry | undefined;
-    let pendingChanges: FieldChangeRow[] = [];
-    let pendingIds: string[] = [];
-    let pendingAlerts: AlertDraft[] = [];
-    let fieldChanges = 0;
-    let alerts = 0;
+  constructor(
+    pack: RulePack,
+    readonly tenantId: string,
+    private readonly logger: Logger,
+  ) {
+    this.walk = new BackfillWalk(pack, tenantId, MAX_HELD);
+  }
 
-    const flush = async () => {
-      await replaceFieldChanges(trx, tenantId, pendingIds, pendingChanges);
-      fieldChanges += pendingChanges.length;
-      alerts += await insertAlerts(trx, tenantId, runId, pendingAlerts, options.sinks);
-      pendingChanges = [];
-      pendingIds = [];
-      pendingAlerts = [];
-    };
+  async inserted(trx: Session, entries: readonly NormalisedEntry[]): Promise<void> {
+    const wasOnTrack = this.walk.gaveUp === undefined;
+    const rows = this.walk.add(entries);
+    if (wasOnTrack && this.walk.gaveUp !== undefined)
+      this.logger.info(
+        { reason: this.walk.gaveUp },
+        'field changes will be computed from the stored entries',
+      );
+    await this.write(trx, rows);
+  }
 
-    for await (const e of streamEntriesFrom(trx, tenantId, oldest)) {
-      const isNew = e.runId === runId;
-      const key = keyOf(e);
-      // Keep the window to WINDOW_MS behind this entry (keys are in time order).
-      const horizon = `${new Date(e.createdAt.getTime() - WINDOW_MS).toISOString().slice(0, 23)}000000Z`;
-      while (window.length > 0 && (window[0] as string) < horizon) window.shift();
-      window.push(key);
+  async write(trx: Session, rows: readonly FieldChangeRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await replaceFieldChanges(trx, this.tenantId, [], rows);
+    this.fieldChanges += rows.length;
+  }
+}
 
-      if (isNew || prevIsNew || baseIsNew) {
-        // A new entry, or a stored one whose predecessor (or diff base) arrived late: (re)compute its diff.
-        const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, options.pack.ranks);
-        pendingIds.push(e.entryId);
-        for (const change of changes) pendingChanges.push({ entryId: e.entryId, change });
-        if (isNew) {
-          first ??= e;
-          last = e;
-          const drafts = evaluateRules(options.pack, {
-            tenantId,
-            entry: entryRow(tenantId, e),
-            annotations: e.annotations,
-            snapshot: e.snapshot,
-            changes,
-            recentEntryKeys: window,
+export function changesStep(options: ChangesStepOptions): ChangeStep {
+  return {
+    track(ctx) {
+      // The in-memory walk stands in for the stored one only where both see the same entries:
+      // a first run (the tenant has no rows) that raises a digest rather than per-entry alerts.
+      const digestMode = ctx.isBackfill && !options.backfillPerEntryAlerts;
+      if (options.walkInMemory === false) return undefined;
+      if (!ctx.tenantWasEmpty || !digestMode || !canWalkInMemory(options.pack)) return undefined;
+      return new BackfillTracker(options.pack, ctx.tenantId, ctx.logger);
+    },
+    async after(trx, ctx) {
+      const tracker = ctx.tracker instanceof BackfillTracker ? ctx.tracker : undefined;
+      if (tracker !== undefined && tracker.walk.gaveUp === undefined) {
+        const { changes, result } = tracker.walk.finish();
+        await tracker.write(trx, changes);
+        if (result !== undefined) {
+          const { first, last } = result;
+          const at = (n: NormalisedEntry) => ({
+            entryId: n.entry.entryId,
+            createdAtText: n.entry.createdAtText ?? n.entry.createdAtKey,
           });
-          if (digestMode)
-            for (const d of drafts) perRuleCounts[d.ruleId] = (perRuleCounts[d.ruleId] ?? 0) + 1;
-          else pendingAlerts.push(...drafts);
+          const digest = backfillDigest(options.pack, {
+            tenantId: ctx.tenantId,
+            runId: ctx.runId,
+            entriesStored: ctx.inserted,
+            firstEntry: first && at(first),
+            lastEntry: last && at(last),
+            perRuleCounts: result.perRuleCounts,
+          });
+          const alerts =
+            digest === null ? 0 : await insertAlerts(trx, ctx.tenantId, ctx.runId, [digest], options.sinks);
+          ctx.logger.debug(
+            { fieldChanges: tracker.fieldChanges, alerts, walk: 'in memory' },
+            'field changes and alerts written',
+          );
+          return { alerts, fieldChanges: tracker.fieldChanges };
         }
       }
-      if (isDiffBase(e)) {
-        base = e;
-        baseIsNew = isNew;
-      }
-      prevIsNew = isNew;
-      if (pendingChanges.length >= FLUSH_EVERY || pendingAlerts.length >= FLUSH_EVERY) await flush();
-    }
-
-    if (digestMode) {
-      const digest = backfillDigest(options.pack, {
-        tenantId,
-        runId,
-        entriesStored: ctx.inserted,
-        firstEntry: first && { entryId: first.entryId, createdAtText: first.createdAtText ?? keyOf(first) },
-        lastEntry: last && { entryId: last.entryId, createdAtText: last.createdAtText ?? keyOf(last) },
-        perRuleCounts,
-      });
-      if (digest !== null) pendingAlerts.push(digest);
-    }
-    await flush();
-    ctx.logger.debug({ fieldChanges, alerts }, 'field changes and alerts written');
-    return { alerts, fieldChanges };
+      return walkStored(options, trx, ctx);
+    },
   };
+}
+
+/** The walk over stored entries: the general case (incremental runs, late arrivals). */
+async function walkStored(
+  options: ChangesStepOptions,
+  trx: Session,
+  ctx: Parameters<ChangeStep['after']>[1],
+): Promise<{ alerts: number; fieldChanges: number }> {
+  if (ctx.inserted === 0) return { alerts: 0, fieldChanges: 0 };
+  const { tenantId, runId } = ctx;
+  const oldest = await findOldestOfRun(trx, tenantId, runId);
+  if (oldest === undefined) return { alerts: 0, fieldChanges: 0 };
+
+  // The diff base is the latest entry that says what the settings were: one with a snapshot, or
+  // a hard delete (settings gone). A PUT served without a snapshot says nothing, so it is skipped
+  // rather than read as "no settings" (which would hide the next entry's old values).
+  let base: ChronoEntry | undefined = await findEntryBefore(trx, tenantId, oldest);
+  for (let i = 0; i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base); i++) {
+    base = await findEntryBefore(trx, tenantId, base);
+  }
+  if (base !== undefined && !isDiffBase(base)) base = undefined;
+  let baseIsNew = false;
+  let prevIsNew = false;
+  const window: string[] = (
+    await findEntryTimesBetween(trx, tenantId, new Date(oldest.createdAt.getTime() - WINDOW_MS), oldest)
+  ).map(keyOf);
+
+  const digestMode = ctx.isBackfill && !options.backfillPerEntryAlerts;
+  const perRuleCounts: Record<string, number> = {};
+  let first: ChronoEntry | undefined;
+  let last: ChronoEntry | undefined;
+  let pendingChanges: FieldChangeRow[] = [];
+  let pendingIds: string[] = [];
+  let pendingAlerts: AlertDraft[] = [];
+  let fieldChanges = 0;
+  let alerts = 0;
+
+  const flush = async () => {
+    await replaceFieldChanges(trx, tenantId, pendingIds, pendingChanges);
+    fieldChanges += pendingChanges.length;
+    alerts += await insertAlerts(trx, tenantId, runId, pendingAlerts, options.sinks);
+    pendingChanges = [];
+    pendingIds = [];
+    pendingAlerts = [];
+  };
+
+  for await (const e of streamEntriesFrom(trx, tenantId, oldest)) {
+    const isNew = e.runId === runId;
+    const key = keyOf(e);
+    // Keep the window to WINDOW_MS behind this entry (keys are in time order).
+    const horizon = `${new Date(e.createdAt.getTime() - WINDOW_MS).toISOString().slice(0, 23)}000000Z`;
+    while (window.length > 0 && (window[0] as string) < horizon) window.shift();
+    window.push(key);
+
+    if (isNew || prevIsNew || baseIsNew) {
+      // A new entry, or a stored one whose predecessor (or diff base) arrived late: (re)compute its diff.
+      const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, options.pack.ranks);
+      pendingIds.push(e.entryId);
+      for (const change of changes) pendingChanges.push({ entryId: e.entryId, change });
+      if (isNew) {
+        first ??= e;
+        last = e;
+        const drafts = evaluateRules(options.pack, {
+          tenantId,
+          entry: entryRow(tenantId, e),
+          annotations: e.annotations,
+          snapshot: e.snapshot,
+          changes,
+          recentEntryKeys: window,
+        });
+        if (digestMode) for (const d of drafts) perRuleCounts[d.ruleId] = (perRuleCounts[d.ruleId] ?? 0) + 1;
+        else pendingAlerts.push(...drafts);
+      }
+    }
+    if (isDiffBase(e)) {
+      base = e;
+      baseIsNew = isNew;
+    }
+    prevIsNew = isNew;
+    if (pendingChanges.length >= FLUSH_EVERY || pendingAlerts.length >= FLUSH_EVERY) await flush();
+  }
+
+  if (digestMode) {
+    const digest = backfillDigest(options.pack, {
+      tenantId,
+      runId,
+      entriesStored: ctx.inserted,
+      firstEntry: first && { entryId: first.entryId, createdAtText: first.createdAtText ?? keyOf(first) },
+      lastEntry: last && { entryId: last.entryId, createdAtText: last.createdAtText ?? keyOf(last) },
+      perRuleCounts,
+    });
+    if (digest !== null) pendingAlerts.push(digest);
+  }
+  await flush();
+  ctx.logger.debug({ fieldChanges, alerts, walk: 'stored' }, 'field changes and alerts written');
+  return { alerts, fieldChanges };
 }

@@ -44,19 +44,42 @@ export interface HistorySource {
   readonly stats: { readonly retries: number; readonly historyRequests: number };
 }
 
-/** Work done after the new entries are inserted, inside the same transaction (changes, alerts). */
-export type AfterInsertStep = (
-  trx: Session,
-  context: {
+/** Follows the entries a run inserts, batch by batch, inside the run's transaction. */
+export interface InsertTracker {
+  /** The entries one batch inserted, in insertion order (batches come newest first). */
+  inserted(trx: Session, entries: readonly NormalisedEntry[]): Promise<void>;
+}
+
+/** Work on the new entries inside the run's transaction (field changes, alerts). */
+export interface ChangeStep {
+  /**
+   * Called once the run's transaction has started; may return a tracker to be fed every inserted
+   * batch (so the work can be done while the history is still being fetched).
+   */
+  track?(context: {
     tenantId: string;
     runId: number;
     isBackfill: boolean;
-    inserted: number;
-    /** Oldest (created_at key, entry_id) among this run's new entries, when there are any. */
-    oldestNew: { key: string; entryId: string } | undefined;
+    /** The tenant had no stored entries when the run began. */
+    tenantWasEmpty: boolean;
     logger: Logger;
-  },
-) => Promise<{ alerts: number; fieldChanges: number }>;
+  }): InsertTracker | undefined;
+  /** After the last batch is inserted. */
+  after(
+    trx: Session,
+    context: {
+      tenantId: string;
+      runId: number;
+      isBackfill: boolean;
+      inserted: number;
+      /** Oldest (created_at key, entry_id) among this run's new entries, when there are any. */
+      oldestNew: { key: string; entryId: string } | undefined;
+      /** What track() returned. */
+      tracker: InsertTracker | undefined;
+      logger: Logger;
+    },
+  ): Promise<{ alerts: number; fieldChanges: number }>;
+}
 
 export interface SyncProgress {
   readonly pages: number;
@@ -75,7 +98,7 @@ export interface SyncRunOptions {
   readonly maxPages: number;
   /** Entries written per batch (one INSERT per table). */
   readonly batchSize?: number;
-  readonly afterInsert?: AfterInsertStep;
+  readonly changes?: ChangeStep;
   readonly onProgress?: (p: SyncProgress) => void;
 }
 
@@ -165,6 +188,13 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
 
       const result = await session.transaction().execute(async (trx) => {
         let lastHash = await findLastRowHash(trx, tenantId);
+        const tracker = options.changes?.track?.({
+          tenantId,
+          runId,
+          isBackfill,
+          tenantWasEmpty: lastHash === null,
+          logger,
+        });
         let batch: NormalisedEntry[] = [];
         let rejected: RejectedInput[] = [];
         let oldestNew: { key: string; entryId: string } | undefined;
@@ -185,6 +215,7 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
           const res = await insertEntries(trx, runId, fresh, lastHash);
           lastHash = res.lastHash;
           counters.entriesInserted += res.inserted;
+          if (tracker !== undefined) await tracker.inserted(trx, fresh);
           for (const e of fresh) {
             counters.warnings += e.warnings.length;
             if (e.warnings.length > 0)
@@ -249,13 +280,14 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
         counters.warnings += counters.entriesRejected;
         counters.httpRetries = options.source.stats.retries;
 
-        const after = options.afterInsert
-          ? await options.afterInsert(trx, {
+        const after = options.changes
+          ? await options.changes.after(trx, {
               tenantId,
               runId,
               isBackfill,
               inserted: counters.entriesInserted,
               oldestNew,
+              tracker,
               logger,
             })
           : { alerts: 0, fieldChanges: 0 };

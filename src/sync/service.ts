@@ -28,6 +28,8 @@ export interface SyncTenantOptions {
   readonly alerting?: Alerting;
   readonly onProgress?: (p: SyncProgress) => void;
   readonly onRetry?: (info: RetryInfo) => void;
+  /** See ChangesStepOptions.walkInMemory (a test seam). */
+  readonly walkInMemory?: boolean;
 }
 
 export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
@@ -55,10 +57,11 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
       maxPages: config.maxPages,
       ...(alerting !== undefined
         ? {
-            afterInsert: changesStep({
+            changes: changesStep({
               pack: alerting.pack,
               sinks: alerting.sinkNames,
               backfillPerEntryAlerts: config.backfillPerEntryAlerts,
+              ...(options.walkInMemory !== undefined ? { walkInMemory: options.walkInMemory } : {}),
             }),
           }
         : {}),

@@ -50,6 +50,7 @@ export interface Harness {
     tenant?: Partial<TenantConfig>;
     alerts?: boolean;
     onProgress?: (p: { pages: number }) => void;
+    walkInMemory?: boolean;
   }): Promise<SyncRunSummary>;
   close(): Promise<void>;
 }
@@ -88,6 +89,7 @@ export async function createHarness(
         trigger: 'cli',
         ...(options.alerts === false ? {} : { alerting: createAlerting(config, logger, testDb.database) }),
         ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+        ...(options.walkInMemory !== undefined ? { walkInMemory: options.walkInMemory } : {}),
       });
     },
     async close() {

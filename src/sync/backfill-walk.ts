@@ -1,0 +1,217 @@
+/**
+ * The change walk of a tenant's first run, computed from the entries as they are inserted instead
+ * of reading them all back afterwards. Pure: no I/O.
+ *
+ * The stored walk (changes.ts) reads every new entry back in (created_at, entry_id) order, diffs
+ * it against the latest entry that says what the settings were, and evaluates the rules with the
+ * burst window of the 24 h before it. On a backfill the tenant has no other rows, so the same
+ * walk can run over the entries themselves. They arrive newest first, so an entry is finished
+ * once everything it looks back on has arrived: its diff base and 24 h (plus a margin) of older
+ * entries. Entries are held until then, which keeps memory to about a day of history.
+ *
+ * It must give exactly what the stored walk gives, or nothing: whenever it cannot be sure (an
+ * entry arrives behind one already finished, an entry id whose byte order may differ from
+ * JavaScript's, more than
+ * `maxHeld` entries waiting), it gives up and the caller runs the stored walk, which replaces
+ * every field change written so far.
+ */
+
+import type { ConditionSpec } from '../alerts/rule-schema.js';
+import { parseWindowSeconds } from '../alerts/rule-schema.js';
+import type { RulePack } from '../alerts/rules.js';
+import { evaluateRules } from '../alerts/rules.js';
+import { diffSnapshots } from '../changes/diff.js';
+import { toJsonbText } from '../normalise/canonical.js';
+import type { NormalisedEntry } from '../normalise/types.js';
+import type { FieldChangeRow } from '../store/changes.js';
+import type { WireSettings } from '../tenant-api/wire.js';
+
+/** The stored walk's burst window (changes.ts): rules with longer windows use the stored walk. */
+export const WALK_WINDOW_MS = 24 * 3_600_000;
+/** Older entries must reach this far past the window before an entry is finished. */
+const MARGIN_MS = 60_000;
+
+interface Held {
+  readonly n: NormalisedEntry;
+  /** PostgreSQL's created_at (microseconds) as sortable text: the walk's order is (pos, entryId). */
+  readonly pos: string;
+  /** The snapshot as jsonb returns it, or null. */
+  readonly snapshot: WireSettings | null;
+  readonly isBase: boolean;
+}
+
+export interface BackfillWalkResult {
+  readonly first: NormalisedEntry | undefined;
+  readonly last: NormalisedEntry | undefined;
+  readonly perRuleCounts: Record<string, number>;
+}
+
+/**
+ * The sort position PostgreSQL gives a nine-digit UTC key (`2025-01-02T03:04:05.123456789Z`) once
+ * stored as timestamptz, as sortable text with microseconds. The server parses the fraction with
+ * strtod and rounds `frac * 1e6` half-to-even (rint); the same double arithmetic here gives the
+ * same microsecond, ties included (checked against PostgreSQL 15 on 20 000 fractions).
+ * Undefined for a key of another shape.
+ */
+export function storedPosition(key: string): string | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{9})Z$/.exec(key);
+  if (m === null) return undefined;
+  const seconds = m[1] as string;
+  const x = Number(`0.${m[2]}`) * 1_000_000;
+  const micros = x - Math.trunc(x) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x);
+  if (micros < 1_000_000) return `${seconds}.${String(micros).padStart(6, '0')}Z`;
+  const next = new Date(Date.parse(`${seconds}Z`) + 1000).toISOString().slice(0, 19);
+  return `${next}.000000Z`;
+}
+
+function compare(a: Held, b: Held): number {
+  if (a.pos !== b.pos) return a.pos < b.pos ? -1 : 1;
+  const x = a.n.entry.entryId;
+  const y = b.n.entry.entryId;
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+/** Longest entries_in_window window of the pack's enabled rules, in seconds (0 when none). */
+function longestWindowSeconds(pack: RulePack): number {
+  let longest = 0;
+  const visit = (c: ConditionSpec | undefined): void => {
+    if (c === undefined) return;
+    if (c.entries_in_window !== undefined)
+      longest = Math.max(longest, parseWindowSeconds(c.entries_in_window.window) ?? Number.POSITIVE_INFINITY);
+    for (const x of c.any_of ?? []) visit(x);
+    for (const x of c.all_of ?? []) visit(x);
+    visit(c.not);
+  };
+  for (const rule of pack.rules) {
+    if (!rule.enabled) continue;
+    visit(rule.condition);
+    for (const o of rule.severity_overrides ?? []) visit(o.when);
+  }
+  return longest;
+}
+
+/** Whether the in-memory walk can stand in for the stored one with this pack. */
+export function canWalkInMemory(pack: RulePack): boolean {
+  return longestWindowSeconds(pack) * 1000 <= WALK_WINDOW_MS;
+}
+
+const ASCII = /^[\x20-\x7e]*$/;
+
+export class BackfillWalk {
+  /** Entries waiting, oldest first. */
+  private held: Held[] = [];
+  /** createdAtKey of each held entry, same order (the rules' burst window). */
+  private keys: string[] = [];
+  /** The last entry finished: every later arrival must sort before it. */
+  private boundary: Held | undefined;
+  private failed: string | undefined;
+  private first: NormalisedEntry | undefined;
+  private last: NormalisedEntry | undefined;
+  private readonly perRuleCounts: Record<string, number> = {};
+
+  constructor(
+    private readonly pack: RulePack,
+    private readonly tenantId: string,
+    private readonly maxHeld = 200_000,
+  ) {}
+
+  /** Why the walk gave up, or undefined while it is on track. */
+  get gaveUp(): string | undefined {
+    return this.failed;
+  }
+
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /**
+   * Takes newly inserted entries (a batch of the run, in any order; batches newest first) and
+   * returns the field changes of the entries it could finish. Returns [] once it gave up.
+   */
+  add(entries: readonly NormalisedEntry[]): FieldChangeRow[] {
+    if (this.failed !== undefined || entries.length === 0) return [];
+    const batch: Held[] = [];
+    for (const n of entries) {
+      const pos = storedPosition(n.entry.createdAtKey);
+      if (pos === undefined)
+        return this.giveUp(`created_at key ${n.entry.createdAtKey} has an unexpected shape`);
+      if (!ASCII.test(n.entry.entryId)) return this.giveUp('an entry id is not printable ASCII');
+      batch.push(held(n, pos));
+    }
+    batch.sort(compare);
+    const newest = batch[batch.length - 1] as Held;
+    if (this.boundary !== undefined && compare(newest, this.boundary) >= 0)
+      return this.giveUp(`entry ${newest.n.entry.entryId} arrived after a newer one was finished`);
+    const oldestHeld = this.held[0];
+    if (oldestHeld === undefined || compare(newest, oldestHeld) < 0) {
+      this.held = batch.concat(this.held);
+    } else {
+      this.held = batch.concat(this.held).sort(compare);
+    }
+    this.keys = this.held.map((h) => h.n.entry.createdAtKey);
+    if (this.held.length > this.maxHeld) return this.giveUp(`more than ${this.maxHeld} entries waiting`);
+    return this.drain(false);
+  }
+
+  /** After the last batch: finishes every held entry and returns their field changes. */
+  finish(): { changes: FieldChangeRow[]; result: BackfillWalkResult | undefined } {
+    if (this.failed !== undefined) return { changes: [], result: undefined };
+    const changes = this.drain(true);
+    return {
+      changes,
+      result: { first: this.first, last: this.last, perRuleCounts: this.perRuleCounts },
+    };
+  }
+
+  private giveUp(reason: string): [] {
+    this.failed = reason;
+    this.held = [];
+    this.keys = [];
+    return [];
+  }
+
+  /** Finishes held entries from the newest down while everything they look back on is here. */
+  private drain(ended: boolean): FieldChangeRow[] {
+    const out: FieldChangeRow[] = [];
+    const oldest = this.held[0];
+    if (oldest === undefined) return out;
+    const reach = Date.parse(oldest.pos) + WALK_WINDOW_MS + MARGIN_MS;
+    while (this.held.length > 0) {
+      const top = this.held.length - 1;
+      const e = this.held[top] as Held;
+      if (!ended && Date.parse(e.pos) < reach) break;
+      let b = top - 1;
+      while (b >= 0 && !(this.held[b] as Held).isBase) b--;
+      if (b < 0 && !ended) break;
+      const base = b >= 0 ? (this.held[b] as Held) : undefined;
+      const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, this.pack.ranks);
+      for (const change of changes) out.push({ entryId: e.n.entry.entryId, change });
+      const drafts = evaluateRules(this.pack, {
+        tenantId: this.tenantId,
+        entry: { ...e.n.entry, raw: { snapshot: e.snapshot } },
+        annotations: e.n.annotations,
+        snapshot: e.snapshot,
+        changes,
+        recentEntryKeys: this.keys,
+      });
+      for (const d of drafts) this.perRuleCounts[d.ruleId] = (this.perRuleCounts[d.ruleId] ?? 0) + 1;
+      this.last ??= e.n;
+      this.first = e.n;
+      this.boundary = e;
+      this.held.pop();
+      this.keys.pop();
+    }
+    return out;
+  }
+}
+
+function held(n: NormalisedEntry, pos: string): Held {
+  let snapshot = n.snapshotWire;
+  if (snapshot !== null) {
+    // What jsonb gives back: the text toJsonbText stored, parsed (it differs only for NUL and lone surrogates).
+    const text = JSON.stringify(snapshot);
+    if (text.includes('\\u')) snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
+  }
+  const isBase = snapshot !== null || n.entry.changeKind === 'CHANGE_KIND_HARD_DELETE';
+  return { n, pos, snapshot, isBase };
+}

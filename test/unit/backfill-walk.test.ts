@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { loadRulePack } from '../../src/alerts/rules.js';
+import { normaliseEntry } from '../../src/normalise/entry.js';
+import type { NormalisedEntry } from '../../src/normalise/types.js';
+import { BackfillWalk, canWalkInMemory, storedPosition } from '../../src/sync/backfill-walk.js';
+
+const pack = loadRulePack();
+
+function entry(id: string, createdAt: string, snapshot: object | null = { enabled: true }): NormalisedEntry {
+  const n = normaliseEntry('acme', {
+    metadata: { id, createdAt, changeKind: 'CHANGE_KIND_PUT' },
+    ...(snapshot === null ? {} : { snapshot }),
+  });
+  if (!n.ok) throw new Error(n.reason);
+  return n.value;
+}
+
+describe('storedPosition (PostgreSQL rounds nanoseconds to microseconds)', () => {
+  it('rounds half to even like the server, and carries into the seconds', () => {
+    expect(storedPosition('2025-01-01T00:00:00.000001499Z')).toBe('2025-01-01T00:00:00.000001Z');
+    expect(storedPosition('2025-01-01T00:00:00.000001501Z')).toBe('2025-01-01T00:00:00.000002Z');
+    expect(storedPosition('2025-01-01T00:00:00.000000500Z')).toBe('2025-01-01T00:00:00.000000Z');
+    expect(storedPosition('2025-01-01T00:00:00.000001500Z')).toBe('2025-01-01T00:00:00.000002Z');
+    expect(storedPosition('2025-12-31T23:59:59.999999900Z')).toBe('2026-01-01T00:00:00.000000Z');
+    expect(storedPosition('2025-01-01T00:00:00Z')).toBeUndefined();
+  });
+});
+
+describe('BackfillWalk', () => {
+  it('holds entries until a day of older history has arrived, then finishes them newest first', () => {
+    const w = new BackfillWalk(pack, 'acme');
+    const day1 = [
+      entry('B', '2025-01-03T00:00:00.000000000Z', { enabled: false }),
+      entry('A', '2025-01-03T00:00:00.000000000Z'),
+    ];
+    expect(w.add(day1)).toEqual([]);
+    expect(w.heldCount).toBe(2);
+    const changes = w.add([
+      entry('C', '2025-01-01T00:00:00.000000000Z', { enabled: true, requireToolApproval: true }),
+    ]);
+    // A and B share a microsecond: A (lower id) comes first, so B's base is A and A's base is C.
+    expect(changes.map((c) => [c.entryId, c.change.field, c.change.oldValue, c.change.newValue])).toEqual([
+      ['B', 'enabled', true, false],
+      ['A', 'require_tool_approval', true, false],
+    ]);
+    expect(w.heldCount).toBe(1);
+    const done = w.finish();
+    expect(done.changes.map((c) => [c.entryId, c.change.field, c.change.oldValue])).toEqual([
+      ['C', 'enabled', null],
+      ['C', 'require_tool_approval', null],
+    ]);
+    expect(done.result?.first?.entry.entryId).toBe('C');
+    expect(done.result?.last?.entry.entryId).toBe('B');
+  });
+
+  it('gives up when an entry arrives behind one already finished', () => {
+    const w = new BackfillWalk(pack, 'acme');
+    w.add([entry('B', '2025-01-03T00:00:00.000000000Z')]);
+    w.add([entry('A', '2025-01-01T00:00:00.000000000Z')]);
+    expect(w.gaveUp).toBeUndefined();
+    expect(w.add([entry('Z', '2025-01-04T00:00:00.000000000Z')])).toEqual([]);
+    expect(w.gaveUp).toMatch(/arrived after a newer one was finished/);
+    expect(w.finish().result).toBeUndefined();
+  });
+
+  it('gives up rather than hold more than its limit', () => {
+    const w = new BackfillWalk(pack, 'acme', 3);
+    w.add([1, 2, 3, 4].map((i) => entry(`E${i}`, `2025-01-01T00:00:0${i}.000000000Z`)));
+    expect(w.gaveUp).toMatch(/more than 3 entries waiting/);
+  });
+
+  it('stands in for the stored walk only for burst windows up to a day', () => {
+    expect(canWalkInMemory(pack)).toBe(true);
+    const long = {
+      ...pack,
+      rules: [
+        ...pack.rules,
+        { ...pack.rules[0]!, id: 'X', condition: { entries_in_window: { count: 3, window: '2d' } } },
+      ],
+    };
+    expect(canWalkInMemory(long)).toBe(false);
+  });
+});
