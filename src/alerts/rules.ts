@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { canonicalJson, type FieldChange, wireNameOf } from '../changes/diff.js';
 import { GovtrailError } from '../errors.js';
 import { parseDuration } from '../normalise/duration.js';
+import { subtractMs } from '../normalise/time.js';
 import type { AnnotationRow, EntryRow } from '../normalise/types.js';
 import {
   KNOWN_ACTOR_KINDS,
@@ -337,36 +338,27 @@ function sameValue(expected: unknown, actual: unknown): boolean {
   return canonicalJson(e) === canonicalJson(a);
 }
 
-/** Parses a createdAtKey (`2025-01-02T03:04:05.123456789Z`) to nanoseconds since the epoch. */
-function keyNanos(key: string): bigint | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(key);
-  if (m !== null) {
-    const ms = Date.parse(`${m[1]}Z`);
-    if (Number.isNaN(ms)) return undefined;
-    return BigInt(ms) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
-  }
-  const ms = Date.parse(key);
-  return Number.isNaN(ms) ? undefined : BigInt(ms) * 1_000_000n;
-}
+/** createdAtKey form: UTC, nine fractional digits, so that text order is time order. */
+const KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/;
 
 /**
  * Entries in the window ending at this entry, counting at most `cap` (enough to decide the rule).
  * Walks `recentEntryKeys` from the newest end and stops at the first key before the window, so a
  * long list costs no more than the entries inside the window: the list must be in time order.
+ * Keys compare as text (their form makes text order time order); this runs for every new entry.
  */
 function entriesInWindow(ctx: RuleContext, windowSeconds: number, cap: number): number {
-  const own = keyNanos(ctx.entry.createdAtKey);
-  if (own === undefined) return 1;
-  const start = own - BigInt(windowSeconds) * 1_000_000_000n;
+  const own = ctx.entry.createdAtKey;
+  if (!KEY.test(own)) return 1;
+  const start = subtractMs(own, windowSeconds * 1000);
   let n = 0;
   let sawOwn = false;
   const keys = ctx.recentEntryKeys;
   for (let i = keys.length - 1; i >= 0 && n < cap; i--) {
     const key = keys[i] as string;
-    const t = keyNanos(key);
-    if (t === undefined || t > own) continue;
-    if (t < start) break;
-    if (key === ctx.entry.createdAtKey) sawOwn = true;
+    if (key > own || key.length !== own.length) continue;
+    if (key < start) break;
+    if (key === own) sawOwn = true;
     n += 1;
   }
   // The caller includes the entry itself; count it anyway if it did not.

@@ -18,6 +18,16 @@ export function parseTimestamp(text: unknown): ParsedTime | undefined {
   const m = RFC3339.exec(text.trim());
   if (m === null) return undefined;
   const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
+  if ((zone === 'Z' || zone === 'z') && y !== undefined && y >= '1970') {
+    // The common case (UTC, as protojson writes it): the key is the text itself, padded.
+    const whole = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+    const date = new Date(whole);
+    if (date.getUTCDate() !== Number(d) || date.getUTCMonth() !== Number(mo) - 1 || Number(s) > 59)
+      return undefined;
+    const nanos = frac.padEnd(9, '0');
+    if (nanos !== '000000000') date.setTime(whole + Number(nanos.slice(0, 3)));
+    return { key: `${y}-${mo}-${d}T${h}:${mi}:${s}.${nanos}Z`, date };
+  }
   let offsetMinutes = 0;
   if (zone !== 'Z' && zone !== 'z') {
     const sign = zone.startsWith('-') ? -1 : 1;

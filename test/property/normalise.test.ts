@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/normalise/duration.js';
 import { normaliseEntry } from '../../src/normalise/entry.js';
+import { parseTimestamp } from '../../src/normalise/time.js';
 
 /** Anything JSON, with a bias towards the awkward. */
 const anyJson = fc.jsonValue({ maxDepth: 3 });
@@ -156,6 +157,32 @@ describe('parseDuration: properties', () => {
       fc.property(fc.string(), (s) => {
         fc.pre(!/^\s*-?\d+(\.\d{1,9})?s\s*$/.test(s));
         expect(parseDuration(s)).toBeUndefined();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('parseTimestamp: properties', () => {
+  it('reads a UTC time the same with Z as with +00:00, and keys sort as instants', () => {
+    const utc = fc
+      .tuple(
+        fc.date({
+          min: new Date('1900-01-01T00:00:00Z'),
+          max: new Date('2200-01-01T00:00:00Z'),
+          noInvalidDate: true,
+        }),
+        fc.stringMatching(/^(\.\d{1,9})?$/),
+      )
+      .map(([d, frac]) => `${d.toISOString().slice(0, 19)}${frac}Z`);
+    fc.assert(
+      fc.property(utc, utc, (a, b) => {
+        const pa = parseTimestamp(a);
+        const pb = parseTimestamp(b);
+        expect(pa).toEqual(parseTimestamp(a.replace(/Z$/, '+00:00')));
+        expect(pa?.date.getTime()).toBe(Date.parse(a.replace(/(\.\d{3})\d+Z$/, '$1Z')));
+        if (pa !== undefined && pb !== undefined && pa.date.getTime() !== pb.date.getTime())
+          expect(pa.key < pb.key).toBe(pa.date.getTime() < pb.date.getTime());
       }),
       { numRuns: 2000 },
     );
