@@ -109,11 +109,13 @@ export function diffSnapshots(
   const before: Record<string, unknown> = first ? {} : (prev as Record<string, unknown>);
   const after = next as Record<string, unknown>;
   const out: FieldChange[] = [];
+  const effBefore = first ? EMPTY_MAPPED : mappedOf(before);
+  const effAfter = mappedOf(after);
 
-  for (const f of SNAPSHOT_FIELDS) {
-    if (!f.diffed) continue;
-    const a = effectiveMapped(f, readWireField(before, f));
-    const b = effectiveMapped(f, readWireField(after, f));
+  for (let i = 0; i < DIFFED.length; i++) {
+    const f = DIFFED[i] as SnapshotField;
+    const a = effBefore[i] as Effective;
+    const b = effAfter[i] as Effective;
     if (a.key === b.key) continue;
     out.push({
       field: f.column,
@@ -138,6 +140,24 @@ export function diffSnapshots(
   return out;
 }
 
+const DIFFED: readonly SnapshotField[] = SNAPSHOT_FIELDS.filter((f) => f.diffed);
+
+/**
+ * Effective values of a snapshot's diffed fields, in DIFFED order. Each snapshot is the "after"
+ * of one diff and the "before" of the next: computed once per snapshot object (snapshots are
+ * never mutated once received).
+ */
+const mappedCache = new WeakMap<object, readonly Effective[]>();
+
+function mappedOf(snapshot: Record<string, unknown>): readonly Effective[] {
+  let eff = mappedCache.get(snapshot);
+  if (eff === undefined) {
+    eff = DIFFED.map((f) => effectiveMapped(f, readWireField(snapshot, f)));
+    mappedCache.set(snapshot, eff);
+  }
+  return eff;
+}
+
 /** An effective value: `value` is what is stored, `key` decides equality. */
 interface Effective {
   readonly value: unknown;
@@ -145,6 +165,9 @@ interface Effective {
   /** Set when the value has the field's expected type. */
   readonly typed: boolean;
 }
+
+/** The effective values of an empty snapshot (every field at its default). */
+const EMPTY_MAPPED: readonly Effective[] = DIFFED.map((f) => effectiveMapped(f, undefined));
 
 function effectiveMapped(field: SnapshotField, raw: unknown): Effective {
   switch (field.kind) {
