@@ -98,6 +98,19 @@ const TICKET = 'ANNOTATION_KIND_TICKET';
 const REASON = 'ANNOTATION_KIND_REASON';
 const MAX_SUMMARY_CHANGES = 10;
 
+/**
+ * Ids of the enabled per-entry rules that fire on one entry: what {@link evaluateRules} would
+ * raise, without building the alerts (a first run only counts them for its digest).
+ */
+export function firingRuleIds(pack: RulePack, ctx: RuleContext): string[] {
+  const ids: string[] = [];
+  for (const rule of pack.rules) {
+    if (!rule.enabled || isRunLevel(rule)) continue;
+    if (evaluate(rule.condition, ctx).matched) ids.push(rule.id);
+  }
+  return ids;
+}
+
 /** Evaluates every enabled per-entry rule against one entry; one draft per rule that fires. */
 export function evaluateRules(pack: RulePack, ctx: RuleContext): AlertDraft[] {
   const drafts: AlertDraft[] = [];

@@ -19,7 +19,7 @@
 import type { ConditionSpec } from '../alerts/rule-schema.js';
 import { parseWindowSeconds } from '../alerts/rule-schema.js';
 import type { RulePack } from '../alerts/rules.js';
-import { evaluateRules } from '../alerts/rules.js';
+import { firingRuleIds } from '../alerts/rules.js';
 import { diffSnapshots } from '../changes/diff.js';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { NormalisedEntry } from '../normalise/types.js';
@@ -186,7 +186,7 @@ export class BackfillWalk {
       const base = b >= 0 ? (this.held[b] as Held) : undefined;
       const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, this.pack.ranks);
       for (const change of changes) out.push({ entryId: e.n.entry.entryId, change });
-      const drafts = evaluateRules(this.pack, {
+      const fired = firingRuleIds(this.pack, {
         tenantId: this.tenantId,
         entry: { ...e.n.entry, raw: { snapshot: e.snapshot } },
         annotations: e.n.annotations,
@@ -194,7 +194,7 @@ export class BackfillWalk {
         changes,
         recentEntryKeys: this.keys,
       });
-      for (const d of drafts) this.perRuleCounts[d.ruleId] = (this.perRuleCounts[d.ruleId] ?? 0) + 1;
+      for (const id of fired) this.perRuleCounts[id] = (this.perRuleCounts[id] ?? 0) + 1;
       this.last ??= e.n;
       this.first = e.n;
       this.boundary = e;
