@@ -20,7 +20,11 @@ export function parseDuration(text: unknown): ParsedDuration | undefined {
   const sign = m[1] ?? '';
   const whole = m[2] as string;
   // PostgreSQL intervals keep microseconds: cut the nanosecond digits rather than round them away silently.
-  const frac = (m[3] ?? '').slice(0, 6).replace(/0+$/, '');
-  const literal = `${sign}${BigInt(whole).toString()}${frac ? `.${frac}` : ''}`;
+  let frac = (m[3] ?? '').slice(0, 6);
+  let end = frac.length;
+  while (end > 0 && frac.charCodeAt(end - 1) === 48) end--;
+  frac = frac.slice(0, end);
+  const digits = whole.length > 1 && whole.charCodeAt(0) === 48 ? BigInt(whole).toString() : whole;
+  const literal = `${sign}${digits}${frac ? `.${frac}` : ''}`;
   return { seconds: Number(`${sign}${whole}.${m[3] ?? '0'}`), interval: `${literal} seconds` };
 }
