@@ -3,6 +3,9 @@
  */
 import { createHash } from 'node:crypto';
 
+/** An escaped backslash (skipped), or an escape jsonb refuses: `\u0000`, a surrogate. */
+const JSONB_REFUSED = /\\\\|\\u(0000|d[89a-f][0-9a-f]{2})/gi;
+
 /**
  * JSON text that jsonb accepts: jsonb refuses `\u0000` and unpaired surrogate escapes, which
  * JSON.stringify can emit. Those become U+FFFD; everything else is JSON.stringify's output.
@@ -11,21 +14,100 @@ export function toJsonbText(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
   if (!text.includes('\\u')) return text;
   // Skip escaped backslashes first so that a literal "\\u0000" in a string is left alone.
-  return text.replace(/\\\\|\\u(0000|d[89a-f][0-9a-f]{2})/gi, (m) => (m === '\\\\' ? m : '\\ufffd'));
+  return text.replace(JSONB_REFUSED, (m) => (m === '\\\\' ? m : '\\ufffd'));
+}
+
+/** toJsonbText's text, and whether it had to replace anything in JSON.stringify's output. */
+export interface JsonbText {
+  readonly text: string;
+  /**
+   * False when the text is JSON.stringify's own: then JSON.parse(text) equals the value (for JSON
+   * data, as JSON.parse produces), and hashing the value gives what hashing the stored row gives.
+   */
+  readonly altered: boolean;
+}
+
+/** toJsonbText, reporting whether a `\u0000` or unpaired surrogate escape was replaced. */
+export function toJsonbTextReport(value: unknown): JsonbText {
+  const text: string | undefined = JSON.stringify(value);
+  // undefined (or a function) has no JSON: 'null' is stored, which does not hash like the value.
+  if (text === undefined) return { text: 'null', altered: true };
+  if (!text.includes('\\u')) return { text, altered: false };
+  let altered = false;
+  const out = text.replace(JSONB_REFUSED, (m) => {
+    if (m === '\\\\') return m;
+    altered = true;
+    return '\\ufffd';
+  });
+  return { text: out, altered };
 }
 
 /** JSON with object keys sorted at every depth: equal values give equal text. */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(value).sort();
-  const parts: string[] = [];
-  for (const k of keys) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v === undefined) continue;
-    parts.push(`${JSON.stringify(k)}:${canonicalJson(v)}`);
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'number':
+      // What JSON.stringify gives: the shortest round-trip text, non-finite numbers as null.
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      if (value === null) return 'null';
+      return Array.isArray(value) ? canonicalArray(value) : canonicalObject(value as Record<string, unknown>);
+    default:
+      // undefined, functions and symbols are null; a bigint throws, as in JSON.stringify.
+      return JSON.stringify(value) ?? 'null';
   }
-  return `{${parts.join(',')}}`;
+}
+
+/** What JSON.stringify escapes in a string (any surrogate: paired ones are left to it). */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify of a string; a plain one is quoted without calling it. */
+function quote(s: string): string {
+  return JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+function canonicalArray(value: readonly unknown[]): string {
+  let out = '[';
+  for (let i = 0; i < value.length; i++) {
+    if (i > 0) out += ',';
+    const v = value[i];
+    // A hole stays empty (as Array#map then join did); an undefined element is null.
+    if (v !== undefined || i in value) out += canonicalJson(v);
+  }
+  return `${out}]`;
+}
+
+function canonicalObject(value: Record<string, unknown>): string {
+  const keys = Object.keys(value);
+  if (keys.length > 1) {
+    if (keys.length <= 16) insertionSort(keys);
+    else keys.sort();
+  }
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = value[k];
+    if (v === undefined) continue;
+    out += first ? `${quote(k)}:${canonicalJson(v)}` : `,${quote(k)}:${canonicalJson(v)}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/** Array#sort's default order (UTF-16 code units) for a few distinct strings, without its overhead. */
+function insertionSort(keys: string[]): void {
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
 }
 
 /** What a history_entry row's hash covers, besides the previous hash. */
@@ -33,9 +115,15 @@ export interface HashedEntry {
   readonly tenantId: string;
   readonly entryId: string;
   readonly createdAtText: string | null;
-  /** The entry as stored (after toJsonbText and a JSON round trip). */
+  /**
+   * The entry as stored (after toJsonbText and a JSON round trip); the entry itself when
+   * toJsonbTextReport says the text was not altered.
+   */
   readonly raw: unknown;
 }
+
+/** The previous hash of a tenant's first row. */
+const ZERO_HASH = new Uint8Array(32);
 
 /**
  * row_hash = sha256(previous row_hash of the tenant ‖ canonical JSON of the row). The first row of
@@ -43,14 +131,15 @@ export interface HashedEntry {
  */
 export function rowHash(previous: Uint8Array | null, row: HashedEntry): Buffer {
   const h = createHash('sha256');
-  h.update(previous ?? Buffer.alloc(32));
-  h.update(
-    canonicalJson({
-      tenant_id: row.tenantId,
-      entry_id: row.entryId,
-      created_at_text: row.createdAtText,
-      raw: row.raw,
-    }),
-  );
+  h.update(previous ?? ZERO_HASH);
+  const { tenantId, entryId, createdAtText, raw } = row;
+  if (tenantId === undefined || entryId === undefined || createdAtText === undefined || raw === undefined) {
+    h.update(canonicalJson({ tenant_id: tenantId, entry_id: entryId, created_at_text: createdAtText, raw }));
+    return h.digest();
+  }
+  // canonicalJson of the same object, in pieces (keys in sorted order) without copying raw's text.
+  h.update(`{"created_at_text":${canonicalJson(createdAtText)},"entry_id":${canonicalJson(entryId)},"raw":`);
+  h.update(canonicalJson(raw));
+  h.update(`,"tenant_id":${canonicalJson(tenantId)}}`);
   return h.digest();
 }

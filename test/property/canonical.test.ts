@@ -1,0 +1,164 @@
+/**
+ * Properties of canonical.ts: the fast canonicalJson and rowHash give the bytes their first, plain
+ * versions gave (stored row hashes depend on it), and toJsonbTextReport says truly when the hash may
+ * skip the JSON round trip of what jsonb stores.
+ */
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, rowHash, toJsonbText, toJsonbTextReport } from '../../src/normalise/canonical.js';
+
+/** canonicalJson as first written: the reference for the output bytes. */
+function referenceCanonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(referenceCanonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  const parts: string[] = [];
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    parts.push(`${JSON.stringify(k)}:${referenceCanonicalJson(v)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** rowHash as first written, hashing raw after the JSON round trip of its jsonb text. */
+function referenceRowHash(
+  previous: Uint8Array | null,
+  row: { tenantId: string; entryId: string; createdAtText: string | null; raw: unknown },
+): Buffer {
+  const h = createHash('sha256');
+  h.update(previous ?? Buffer.alloc(32));
+  h.update(
+    referenceCanonicalJson({
+      tenant_id: row.tenantId,
+      entry_id: row.entryId,
+      created_at_text: row.createdAtText,
+      raw: JSON.parse(toJsonbText(row.raw)),
+    }),
+  );
+  return h.digest();
+}
+
+// Any UTF-16 code unit, lone surrogates and control characters included.
+const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+const awkward = fc.constantFrom(
+  '"',
+  '\\',
+  '\u0000',
+  '\u001f',
+  '\u2028',
+  '\ud800',
+  '\udfff',
+  '🚨',
+  'é',
+  'a',
+  '1',
+);
+const str = fc.oneof(fc.string(), fc.string({ unit: anyUnit }), fc.string({ unit: awkward }));
+const num = fc.oneof(
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(
+    0,
+    -0,
+    1e21,
+    1e-7,
+    5e-324,
+    Number.MAX_SAFE_INTEGER + 2,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+  ),
+);
+/** JSON data as JSON.parse gives it, with awkward strings and keys. */
+const json = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    str,
+    num,
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(fc.oneof(str, fc.constantFrom('__proto__', '0', '10', '2', 'a', 'B')), tie('value'), {
+      maxKeys: 20,
+    }),
+  ),
+})).value;
+
+describe('canonicalJson: properties', () => {
+  it('gives the bytes of the reference for JSON data', () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        expect(canonicalJson(v)).toBe(referenceCanonicalJson(v));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('gives the bytes of the reference for anything else JavaScript has, holes and undefined included', () => {
+    fc.assert(
+      fc.property(
+        fc.anything({
+          withBoxedValues: true,
+          withMap: true,
+          withSet: true,
+          withObjectString: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+          withTypedArray: true,
+          withDate: true,
+          withUnicodeString: true,
+          maxKeys: 20,
+        }),
+        (v) => {
+          expect(canonicalJson(v)).toBe(referenceCanonicalJson(v));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    const holes: unknown[] = [undefined];
+    holes[2] = 1; // a hole at 1
+    for (const v of [undefined, () => 1, Symbol('s'), holes, { a: undefined, b: new Array(2) }])
+      expect(canonicalJson(v)).toBe(referenceCanonicalJson(v));
+    expect(canonicalJson(holes)).toBe('[null,,1]');
+    expect(() => canonicalJson({ a: 1n })).toThrow(TypeError);
+  });
+});
+
+describe('toJsonbTextReport and rowHash: properties', () => {
+  it('gives toJsonbText, and "not altered" only when the text parses back to an equal value', () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        const r = toJsonbTextReport(v);
+        expect(r.text).toBe(toJsonbText(v));
+        if (!r.altered) expect(canonicalJson(JSON.parse(r.text))).toBe(canonicalJson(v));
+        else expect(r.text).toContain('\\ufffd');
+      }),
+      { numRuns: 3000 },
+    );
+    expect(toJsonbTextReport(undefined)).toEqual({ text: 'null', altered: true });
+    expect(toJsonbTextReport({ a: '\\u0000' }).altered).toBe(false);
+    expect(toJsonbTextReport({ a: '\u0000' }).altered).toBe(true);
+    expect(toJsonbTextReport({ '\udc00': 1 }).altered).toBe(true);
+  });
+
+  it('hashing raw directly when not altered, else its round trip, gives the reference hash', () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.uint8Array({ minLength: 32, maxLength: 32 }), { nil: null }),
+        str,
+        str,
+        fc.option(str, { nil: null }),
+        json,
+        (previous, tenantId, entryId, createdAtText, raw) => {
+          const r = toJsonbTextReport(raw);
+          const row = { tenantId, entryId, createdAtText, raw: r.altered ? JSON.parse(r.text) : raw };
+          expect(rowHash(previous, row).toString('hex')).toBe(
+            referenceRowHash(previous, { tenantId, entryId, createdAtText, raw }).toString('hex'),
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
