@@ -5,9 +5,13 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { GovtrailError } from '../errors.js';
+import { CopyPayload } from './copy.js';
 import type { DB } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'embedded';
@@ -60,6 +64,43 @@ function redactUrl(url: string): string {
   }
 }
 
+/** The single parameter of a COPY statement from copy.ts, if that is what `params` is. */
+function copyPayloadOf(params: unknown): CopyPayload | undefined {
+  return Array.isArray(params) && params.length === 1 && params[0] instanceof CopyPayload
+    ? params[0]
+    : undefined;
+}
+
+/** What pg's `query` resolves for a COPY, which is what Kysely reads. */
+interface CopyResult {
+  command: 'COPY';
+  rowCount: number;
+  rows: never[];
+}
+
+/**
+ * A pg client that runs `query(copyStatement, [CopyPayload])` as `COPY … FROM STDIN`, streaming the
+ * payload on this client (so inside whatever transaction it is in); any other query is pg's own.
+ */
+class CopyClient extends pg.Client {
+  // pg's query has a dozen overloads; this one forwards all of them unchanged.
+  // biome-ignore lint/suspicious/noExplicitAny: must stay assignable to every overload of pg.Client.query
+  override query(...args: any[]): any {
+    const payload = copyPayloadOf(args[1]);
+    if (payload === undefined || typeof args[0] !== 'string') {
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    }
+    return this.#copy(args[0], payload);
+  }
+
+  async #copy(text: string, payload: CopyPayload): Promise<CopyResult> {
+    const stream = super.query(copyFrom(text));
+    // pipeline rejects with the server's error (unique violation, bad value) if COPY fails.
+    await pipeline(Readable.from(payload.chunks, { objectMode: false }), stream);
+    return { command: 'COPY', rowCount: stream.rowCount, rows: [] };
+  }
+}
+
 async function openServer(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -73,6 +114,7 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
     max: options.maxConnections ?? 10,
     application_name: options.applicationName ?? 'govtrail',
     types: types as pg.CustomTypesConfig,
+    Client: CopyClient,
   });
   // An idle client's error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {});
@@ -137,6 +179,14 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
   let queue: Promise<void> = Promise.resolve();
   const client = {
     async query(text: string, params: readonly unknown[] = []) {
+      const payload = copyPayloadOf(params);
+      if (payload !== undefined) {
+        // PGlite has no COPY FROM STDIN; it reads the data of COPY … FROM '/dev/blob' from `blob`.
+        const fromBlob = text.replace(/\sfrom\s+stdin\s*$/i, " from '/dev/blob'");
+        if (fromBlob === text) throw new Error(`not a COPY … FROM STDIN statement: ${text}`);
+        const res = await lite.query(fromBlob, [], { blob: new Blob([...payload.chunks]) });
+        return { command: 'COPY', rowCount: res.affectedRows ?? payload.rows, rows: [] };
+      }
       const res = await lite.query(text, params as unknown[], { rowMode: 'object' });
       const command = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase();
       return { command, rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
