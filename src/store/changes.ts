@@ -6,6 +6,7 @@ import type { FieldChange } from '../changes/diff.js';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { AnnotationRow } from '../normalise/types.js';
 import type { WireSettings } from '../tenant-api/wire.js';
+import { type CopyValue, copyRows } from './copy.js';
 import type { Session } from './database.js';
 
 /**
@@ -175,4 +176,46 @@ export async function replaceFieldChanges(
       set old_value = excluded.old_value, new_value = excluded.new_value, direction = excluded.direction`.execute(
     db,
   );
+}
+
+const FIELD_CHANGE_COLUMNS = [
+  'tenant_id',
+  'entry_id',
+  'field',
+  'old_value',
+  'new_value',
+  'direction',
+] as const;
+
+/** A value of old_value/new_value as jsonb text; null (and undefined) stay SQL NULL. */
+function jsonbOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : toJsonbText(value);
+}
+
+function* fieldChangeRows(tenantId: string, rows: readonly FieldChangeRow[]): Generator<CopyValue[]> {
+  for (const r of rows) {
+    yield [
+      tenantId,
+      r.entryId,
+      r.change.field,
+      jsonbOrNull(r.change.oldValue),
+      jsonbOrNull(r.change.newValue),
+      r.change.direction,
+    ];
+  }
+}
+
+/**
+ * Inserts the field changes of entries that have none stored yet, with one COPY: no delete, no
+ * upsert (`replaceFieldChanges` is for entries whose changes are recomputed). Values are encoded as
+ * there. A row whose (entry, field) is already stored, or given twice, fails the whole COPY with a
+ * unique violation (23505) and with it the caller's transaction. Returns how many rows it inserted.
+ */
+export async function insertFieldChanges(
+  db: Session,
+  tenantId: string,
+  rows: readonly FieldChangeRow[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  return copyRows(db, 'govtrail.field_change', FIELD_CHANGE_COLUMNS, fieldChangeRows(tenantId, rows));
 }

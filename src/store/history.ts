@@ -1,12 +1,13 @@
 /**
  * Repository of the evidence tables: history_entry, history_annotation, settings_snapshot and
- * rejected_entry. Inserts are set-based — one multi-row `INSERT … SELECT FROM unnest(…)` per table
- * per batch, never a statement per row — and idempotent on (tenant_id, entry_id).
+ * rejected_entry. Entries go in with COPY — one `COPY … FROM STDIN` per table per batch, never a
+ * statement per row; rejected entries with one multi-row `INSERT … SELECT FROM unnest(…)`.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { canonicalJson, rowHash, toJsonbText } from '../normalise/canonical.js';
+import { canonicalJson, rowHash, toJsonbText, toJsonbTextReport } from '../normalise/canonical.js';
 import type { NormalisedEntry } from '../normalise/types.js';
+import { type CopyPayload, type CopyValue, copyRows, encodeCopyRows } from './copy.js';
 import type { Session } from './database.js';
 
 /** Of the given ids, those already stored for the tenant. */
@@ -40,10 +41,156 @@ export interface InsertEntriesResult {
   readonly lastHash: Buffer | null;
 }
 
+// Columns loaded by COPY, in payload order. history_entry.seq (identity) and loaded_at (default) are
+// left to the table: COPY numbers the rows in payload order, which is the order of `entries`.
+const ENTRY_COLUMNS = [
+  'tenant_id',
+  'entry_id',
+  'created_at',
+  'created_at_text',
+  'change_kind',
+  'actor_kind',
+  'actor_user_id',
+  'syslog_event_id',
+  'trace_id',
+  'raw',
+  'run_id',
+  'row_hash',
+] as const;
+const ANNOTATION_COLUMNS = [
+  'tenant_id',
+  'entry_id',
+  'ordinal',
+  'key',
+  'kind',
+  'raw_value',
+  'display_value',
+  'display_label',
+  'display_url',
+] as const;
+const SNAPSHOT_COLUMNS = [
+  'tenant_id',
+  'entry_id',
+  'allowed_client_types',
+  'allows_all_client_types',
+  'audit_verbosity',
+  'auto_discovery_enabled',
+  'default_tool_classification',
+  'discovery_interval',
+  'inactivity_close_after',
+  'inactivity_hide_after',
+  'retention_delete_after',
+  'enabled',
+  'prefer_code_mode_over_direct_tools',
+  'require_tool_approval',
+  'surface_requestable_tools',
+  'settings_created_at',
+  'settings_updated_at',
+  'extra_fields',
+] as const;
+
+/** The hash chain as rows are encoded: row_hash of the last row so far. */
+interface Chain {
+  hash: Buffer | null;
+}
+
+/** The tenant of a batch: every entry must have it (rows are stored under it). */
+function batchTenant(entries: readonly NormalisedEntry[]): string {
+  const tenantId = entries[0]?.entry.tenantId as string;
+  for (const { entry } of entries) {
+    if (entry.tenantId !== tenantId)
+      throw new Error(`one batch of entries holds tenants ${tenantId} and ${entry.tenantId}`);
+  }
+  return tenantId;
+}
+
+/** history_entry rows in ENTRY_COLUMNS order, chaining row hashes from `chain.hash`. */
+function* entryRows(
+  tenantId: string,
+  runId: number,
+  entries: readonly NormalisedEntry[],
+  chain: Chain,
+): Generator<CopyValue[]> {
+  for (const { entry } of entries) {
+    const raw = toJsonbTextReport(entry.raw);
+    // Hash what is stored, as it reads back (JSON of the jsonb text): that is the entry itself
+    // unless toJsonbText had to replace something.
+    chain.hash = rowHash(chain.hash, {
+      tenantId: entry.tenantId,
+      entryId: entry.entryId,
+      createdAtText: entry.createdAtText,
+      raw: raw.altered ? JSON.parse(raw.text) : entry.raw,
+    });
+    yield [
+      tenantId,
+      entry.entryId,
+      entry.createdAtKey, // timestamptz input, as the former created_at::timestamptz
+      entry.createdAtText,
+      entry.changeKind,
+      entry.actorKind,
+      entry.actorUserId,
+      entry.syslogEventId,
+      entry.traceId,
+      raw.text,
+      runId,
+      chain.hash,
+    ];
+  }
+}
+
+function* annotationRows(tenantId: string, entries: readonly NormalisedEntry[]): Generator<CopyValue[]> {
+  for (const e of entries) {
+    for (const an of e.annotations) {
+      yield [
+        tenantId,
+        an.entryId,
+        an.ordinal,
+        an.key,
+        an.kind,
+        an.rawValue,
+        an.displayValue,
+        an.displayLabel,
+        an.displayUrl,
+      ];
+    }
+  }
+}
+
+function* snapshotRows(tenantId: string, entries: readonly NormalisedEntry[]): Generator<CopyValue[]> {
+  for (const e of entries) {
+    const x = e.snapshot;
+    if (x === null) continue;
+    yield [
+      tenantId,
+      x.entryId,
+      x.allowedClientTypes,
+      x.allowsAllClientTypes,
+      x.auditVerbosity,
+      x.autoDiscoveryEnabled,
+      x.defaultToolClassification,
+      x.discoveryInterval, // interval input, as the former ::interval casts
+      x.inactivityCloseAfter,
+      x.inactivityHideAfter,
+      x.retentionDeleteAfter,
+      x.enabled,
+      x.preferCodeModeOverDirectTools,
+      x.requireToolApproval,
+      x.surfaceRequestableTools,
+      x.settingsCreatedAt,
+      x.settingsUpdatedAt,
+      toJsonbText(x.extraFields),
+    ];
+  }
+}
+
 /**
- * Inserts new entries with their annotations and snapshots. `entries` must not hold ids already
- * stored (the hash chain counts on every row being inserted); ON CONFLICT remains as a guard.
- * Rows are chained in the order given.
+ * Inserts new entries with their annotations and snapshots: one COPY per table, rows encoded while
+ * they are sent. Rows are chained (row_hash) and numbered (seq) in the order given. `entries`
+ * must all belong to one tenant, and hold no id twice nor an id already stored for the tenant (the
+ * caller filters them out with `findStoredEntryIds`): COPY has no ON CONFLICT, so such an id fails
+ * the whole COPY with a unique violation (23505) and with it the caller's transaction — the run is
+ * rolled back and the next run retries; nothing is half-written and the chain never breaks. Hence
+ * `inserted` is always `entries.length`.
  */
 export async function insertEntries(
   db: Session,
@@ -52,148 +199,58 @@ export async function insertEntries(
   previousHash: Buffer | null,
 ): Promise<InsertEntriesResult> {
   if (entries.length === 0) return { inserted: 0, lastHash: previousHash };
-  const tenantId = entries[0]?.entry.tenantId as string;
-  const ids: string[] = [];
-  const createdAt: string[] = [];
-  const createdAtText: (string | null)[] = [];
-  const changeKind: (string | null)[] = [];
-  const actorKind: (string | null)[] = [];
-  const actorUserId: (string | null)[] = [];
-  const syslogEventId: (string | null)[] = [];
-  const traceId: (string | null)[] = [];
-  const raw: string[] = [];
-  const hashes: string[] = [];
-  let prev = previousHash;
-  for (const { entry } of entries) {
-    const rawText = toJsonbText(entry.raw);
-    // Hash what is stored, as it reads back: JSON of the jsonb text.
-    prev = rowHash(prev, {
-      tenantId: entry.tenantId,
-      entryId: entry.entryId,
-      createdAtText: entry.createdAtText,
-      raw: JSON.parse(rawText),
-    });
-    ids.push(entry.entryId);
-    createdAt.push(entry.createdAtKey);
-    createdAtText.push(entry.createdAtText);
-    changeKind.push(entry.changeKind);
-    actorKind.push(entry.actorKind);
-    actorUserId.push(entry.actorUserId);
-    syslogEventId.push(entry.syslogEventId);
-    traceId.push(entry.traceId);
-    raw.push(rawText);
-    hashes.push(`\\x${prev.toString('hex')}`);
-  }
-  const result = await sql`
-    insert into govtrail.history_entry
-      (tenant_id, entry_id, created_at, created_at_text, change_kind, actor_kind, actor_user_id,
-       syslog_event_id, trace_id, raw, run_id, row_hash)
-    select ${tenantId}, e.entry_id, e.created_at::timestamptz, e.created_at_text, e.change_kind, e.actor_kind,
-           e.actor_user_id, e.syslog_event_id, e.trace_id, e.raw::jsonb, ${runId}, e.row_hash::bytea
-    from unnest(${ids}::text[], ${createdAt}::text[], ${createdAtText}::text[], ${changeKind}::text[],
-                ${actorKind}::text[], ${actorUserId}::text[], ${syslogEventId}::text[], ${traceId}::text[],
-                ${raw}::text[], ${hashes}::text[])
-         with ordinality as e(entry_id, created_at, created_at_text, change_kind, actor_kind, actor_user_id,
-                              syslog_event_id, trace_id, raw, row_hash, n)
-    order by e.n
-    on conflict (tenant_id, entry_id) do nothing`.execute(db);
-  const inserted = Number(result.numAffectedRows ?? 0n);
+  const tenantId = batchTenant(entries);
+  const chain: Chain = { hash: previousHash };
+  // Entries first: annotations and snapshots refer to them.
+  const inserted = await copyRows(
+    db,
+    'govtrail.history_entry',
+    ENTRY_COLUMNS,
+    entryRows(tenantId, runId, entries, chain),
+  );
+  await copyRows(db, 'govtrail.history_annotation', ANNOTATION_COLUMNS, annotationRows(tenantId, entries));
+  await copyRows(db, 'govtrail.settings_snapshot', SNAPSHOT_COLUMNS, snapshotRows(tenantId, entries));
+  return { inserted, lastHash: chain.hash };
+}
 
-  const a = {
-    entryId: [] as string[],
-    ordinal: [] as number[],
-    key: [] as (string | null)[],
-    kind: [] as (string | null)[],
-    rawValue: [] as (string | null)[],
-    displayValue: [] as (string | null)[],
-    displayLabel: [] as (string | null)[],
-    displayUrl: [] as (string | null)[],
-  };
-  for (const e of entries) {
-    for (const an of e.annotations) {
-      a.entryId.push(an.entryId);
-      a.ordinal.push(an.ordinal);
-      a.key.push(an.key);
-      a.kind.push(an.kind);
-      a.rawValue.push(an.rawValue);
-      a.displayValue.push(an.displayValue);
-      a.displayLabel.push(an.displayLabel);
-      a.displayUrl.push(an.displayUrl);
-    }
-  }
-  if (a.entryId.length > 0) {
-    await sql`
-      insert into govtrail.history_annotation
-        (tenant_id, entry_id, ordinal, key, kind, raw_value, display_value, display_label, display_url)
-      select ${tenantId}, * from unnest(${a.entryId}::text[], ${a.ordinal}::int[], ${a.key}::text[], ${a.kind}::text[],
-                                       ${a.rawValue}::text[], ${a.displayValue}::text[], ${a.displayLabel}::text[],
-                                       ${a.displayUrl}::text[])
-      on conflict do nothing`.execute(db);
-  }
+/** A batch of entries encoded beforehand for COPY, its hash chain computed: see `encodeEntries`. */
+export interface EncodedEntries {
+  /** How many entries (history_entry rows) the batch holds. */
+  readonly count: number;
+  /** row_hash of the batch's last row (the previous hash for an empty batch). */
+  readonly lastHash: Buffer | null;
+  readonly entries: CopyPayload;
+  readonly annotations: CopyPayload;
+  readonly snapshots: CopyPayload;
+}
 
-  const s = {
-    entryId: [] as string[],
-    allowed: [] as (string | null)[],
-    allowsAll: [] as boolean[],
-    audit: [] as (string | null)[],
-    autoDiscovery: [] as (boolean | null)[],
-    classification: [] as (string | null)[],
-    discovery: [] as (string | null)[],
-    closeAfter: [] as (string | null)[],
-    hideAfter: [] as (string | null)[],
-    deleteAfter: [] as (string | null)[],
-    enabled: [] as (boolean | null)[],
-    codeMode: [] as (boolean | null)[],
-    approval: [] as (boolean | null)[],
-    requestable: [] as (boolean | null)[],
-    created: [] as (string | null)[],
-    updated: [] as (string | null)[],
-    extra: [] as string[],
+/**
+ * What `insertEntries` sends, encoded ahead of time (for measuring the writes alone): the same
+ * rows and hash chain, nothing written. `writeEncodedEntries` writes them.
+ */
+export function encodeEntries(
+  runId: number,
+  entries: readonly NormalisedEntry[],
+  previousHash: Buffer | null,
+): EncodedEntries {
+  const tenantId = entries.length === 0 ? '' : batchTenant(entries);
+  const chain: Chain = { hash: previousHash };
+  const payload = encodeCopyRows(entryRows(tenantId, runId, entries, chain), ENTRY_COLUMNS.length);
+  return {
+    count: payload.rows,
+    lastHash: chain.hash,
+    entries: payload,
+    annotations: encodeCopyRows(annotationRows(tenantId, entries), ANNOTATION_COLUMNS.length),
+    snapshots: encodeCopyRows(snapshotRows(tenantId, entries), SNAPSHOT_COLUMNS.length),
   };
-  for (const e of entries) {
-    const x = e.snapshot;
-    if (x === null) continue;
-    s.entryId.push(x.entryId);
-    s.allowed.push(x.allowedClientTypes === null ? null : JSON.stringify(x.allowedClientTypes));
-    s.allowsAll.push(x.allowsAllClientTypes);
-    s.audit.push(x.auditVerbosity);
-    s.autoDiscovery.push(x.autoDiscoveryEnabled);
-    s.classification.push(x.defaultToolClassification);
-    s.discovery.push(x.discoveryInterval);
-    s.closeAfter.push(x.inactivityCloseAfter);
-    s.hideAfter.push(x.inactivityHideAfter);
-    s.deleteAfter.push(x.retentionDeleteAfter);
-    s.enabled.push(x.enabled);
-    s.codeMode.push(x.preferCodeModeOverDirectTools);
-    s.approval.push(x.requireToolApproval);
-    s.requestable.push(x.surfaceRequestableTools);
-    s.created.push(x.settingsCreatedAt);
-    s.updated.push(x.settingsUpdatedAt);
-    s.extra.push(toJsonbText(x.extraFields));
-  }
-  if (s.entryId.length > 0) {
-    await sql`
-      insert into govtrail.settings_snapshot
-        (tenant_id, entry_id, allowed_client_types, allows_all_client_types, audit_verbosity, auto_discovery_enabled,
-         default_tool_classification, discovery_interval, inactivity_close_after, inactivity_hide_after,
-         retention_delete_after, enabled, prefer_code_mode_over_direct_tools, require_tool_approval,
-         surface_requestable_tools, settings_created_at, settings_updated_at, extra_fields)
-      select ${tenantId}, x.entry_id,
-             case when x.allowed is null then null
-                  else array(select jsonb_array_elements_text(x.allowed::jsonb)) end,
-             x.allows_all, x.audit, x.auto_discovery, x.classification, x.discovery::interval,
-             x.close_after::interval, x.hide_after::interval, x.delete_after::interval, x.enabled, x.code_mode,
-             x.approval, x.requestable, x.created::timestamptz, x.updated::timestamptz, x.extra::jsonb
-      from unnest(${s.entryId}::text[], ${s.allowed}::text[], ${s.allowsAll}::boolean[], ${s.audit}::text[],
-                  ${s.autoDiscovery}::boolean[], ${s.classification}::text[], ${s.discovery}::text[],
-                  ${s.closeAfter}::text[], ${s.hideAfter}::text[], ${s.deleteAfter}::text[], ${s.enabled}::boolean[],
-                  ${s.codeMode}::boolean[], ${s.approval}::boolean[], ${s.requestable}::boolean[],
-                  ${s.created}::text[], ${s.updated}::text[], ${s.extra}::text[])
-           as x(entry_id, allowed, allows_all, audit, auto_discovery, classification, discovery, close_after,
-                hide_after, delete_after, enabled, code_mode, approval, requestable, created, updated, extra)
-      on conflict do nothing`.execute(db);
-  }
-  return { inserted, lastHash: prev };
+}
+
+/** Writes a batch from `encodeEntries`, as `insertEntries` would; returns how many entries. */
+export async function writeEncodedEntries(db: Session, encoded: EncodedEntries): Promise<number> {
+  const inserted = await copyRows(db, 'govtrail.history_entry', ENTRY_COLUMNS, encoded.entries);
+  await copyRows(db, 'govtrail.history_annotation', ANNOTATION_COLUMNS, encoded.annotations);
+  await copyRows(db, 'govtrail.settings_snapshot', SNAPSHOT_COLUMNS, encoded.snapshots);
+  return inserted;
 }
 
 export interface RejectedInput {
