@@ -16,7 +16,7 @@ import { silentLogger } from '../src/logger.js';
 import { normaliseEntry } from '../src/normalise/entry.js';
 import type { NormalisedEntry } from '../src/normalise/types.js';
 import { openDatabase } from '../src/store/database.js';
-import { insertEntries } from '../src/store/history.js';
+import { type EncodedEntries, encodeEntries, writeEncodedEntries } from '../src/store/history.js';
 import { migrate } from '../src/store/migrate.js';
 import {
   createScratchDatabase,
@@ -68,25 +68,33 @@ async function writeLimit(truth: unknown[]): Promise<{ ms: number; entries: numb
   const database = await openDatabase({ url: scratch.url });
   try {
     await migrate(database, silentLogger);
-    // Oldest first, as the chain would be built; normalised before the clock starts.
+    // Oldest first, as the chain would be built. Before the clock starts: normalised, hashed and
+    // encoded into COPY payloads (history_entry with row hashes, annotations, snapshots), in
+    // 5 000-row batches, for a run recorded beforehand.
     const rows: NormalisedEntry[] = [];
     for (let i = truth.length - 1; i >= 0; i--) {
       const n = normaliseEntry('acme', truth[i]);
       if (n.ok) rows.push(n.value);
     }
+    const runId = await database.withSession(async (s) => {
+      const run = await sql<{ run_id: string }>`
+        insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli') returning run_id`.execute(
+        s,
+      );
+      return Number(run.rows[0]?.run_id);
+    });
+    const batches: EncodedEntries[] = [];
+    let prev: Buffer | null = null;
+    for (let i = 0; i < rows.length; i += 5000) {
+      const batch = encodeEntries(runId, rows.slice(i, i + 5000), prev);
+      prev = batch.lastHash;
+      batches.push(batch);
+    }
+    // Timed: the COPYs alone, into the freshly migrated tables (same indexes), in one transaction.
     const started = performance.now();
     await database.withSession(async (s) => {
       await s.transaction().execute(async (trx) => {
-        const run = await sql<{ run_id: string }>`
-          insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli') returning run_id`.execute(
-          trx,
-        );
-        const runId = Number(run.rows[0]?.run_id);
-        let prev: Buffer | null = null;
-        for (let i = 0; i < rows.length; i += 5000) {
-          const r = await insertEntries(trx, runId, rows.slice(i, i + 5000), prev);
-          prev = r.lastHash;
-        }
+        for (const batch of batches) await writeEncodedEntries(trx, batch);
       });
     });
     return { ms: performance.now() - started, entries: rows.length };
@@ -164,7 +172,7 @@ async function main(): Promise<void> {
   const noop = r.noop as { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
   const rows: [string, string, string][] = [
     ['(a) fetch limit (undici loop, page_size 100)', fmt(a.ms), `${rate(a.entries, a.ms)}/s`],
-    ['(b) write limit (unnest, 5 000-row batches)', fmt(b.ms), `${rate(b.entries, b.ms)}/s`],
+    ['(b) write limit (COPY, 5 000-row batches)', fmt(b.ms), `${rate(b.entries, b.ms)}/s`],
     ['(c) govtrail sync backfill (child process)', fmt(r.ms), `${rate(N, r.ms)}/s (in-run ${r.runMs} ms)`],
     [
       '(d) no-op incremental sync (child process)',
