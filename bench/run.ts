@@ -3,9 +3,10 @@
  * by side, with the sandbox tenant in its own process and a scratch database on the local server.
  *
  *   (a) fetch limit  — a bare undici loop pages every entry (page_size 100) and discards it
- *   (b) write limit  — the same rows, pre-normalised, written with INSERT … SELECT FROM unnest in
- *                      5 000-row batches (insertEntries) into fresh tables of the same shape
- *   (c) govtrail     — `govtrail sync` in a child process, end to end (backfill)
+ *   (b) write limit  — the same rows, normalised, hashed and encoded before the clock starts, loaded
+ *                      with COPY in 5 000-row batches into freshly migrated tables
+ *   (c) govtrail     — `govtrail sync` in a child process, end to end (backfill), run from the
+ *                      build in dist/ as installed
  *   (d) no-op run    — `govtrail sync` again with nothing new: wall time and history requests
  *   (e) --memory     — peak RSS of the govtrail process at 10 000 and at 1 000 000 entries
  */
@@ -19,6 +20,7 @@ import { openDatabase } from '../src/store/database.js';
 import { type EncodedEntries, encodeEntries, writeEncodedEntries } from '../src/store/history.js';
 import { migrate } from '../src/store/migrate.js';
 import {
+  buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
   runGovtrail,
@@ -165,7 +167,8 @@ async function main(): Promise<void> {
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  process.stderr.write(`bench: N=${N}, nproc ${os.cpus().length}, load ${load}\n`);
+  process.stderr.write(`bench: N=${N}, nproc ${os.cpus().length}, load ${load}; building dist/\n`);
+  buildGovtrail();
   const r = await backfill(N, false);
   const a = r.fetch as { ms: number; entries: number };
   const b = r.write as { ms: number; entries: number };

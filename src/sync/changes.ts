@@ -17,6 +17,7 @@ import {
   findEntryBefore,
   findEntryTimesBetween,
   findOldestOfRun,
+  insertFieldChanges,
   replaceFieldChanges,
   streamEntriesFrom,
 } from '../store/changes.js';
@@ -101,8 +102,8 @@ class BackfillTracker implements InsertTracker {
 
   async write(trx: Session, rows: readonly FieldChangeRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await replaceFieldChanges(trx, this.tenantId, [], rows);
-    this.fieldChanges += rows.length;
+    // Entries of this run, each finished once: plain inserts (COPY), nothing to replace.
+    this.fieldChanges += await insertFieldChanges(trx, this.tenantId, rows);
   }
 }
 

@@ -147,7 +147,7 @@ export function pageReachesCheckpoint(
 export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> {
   const { database, tenantId, logger: rootLogger } = options;
   const started = Date.now();
-  const batchSize = options.batchSize ?? 1000;
+  const batchSize = options.batchSize ?? 2000;
 
   return database.withSession(async (session) => {
     if (!(await tryLockTenant(session, tenantId))) {
