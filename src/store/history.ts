@@ -10,7 +10,12 @@ import type { NormalisedEntry } from '../normalise/types.js';
 import { type CopyPayload, type CopyValue, copyRows, encodeCopyRows } from './copy.js';
 import type { Session } from './database.js';
 
-/** Of the given ids, those already stored for the tenant. */
+/**
+ * Of the given ids, those already stored for the tenant: one primary-key probe per id. (The
+ * plainer `entry_id = any($ids)` is planned, while a backfill's rows are uncommitted and the table
+ * has no statistics, as a scan of every row of the tenant — each batch then cost more than the
+ * last: 0.5 s per batch at 300 000 rows.)
+ */
 export async function findStoredEntryIds(
   db: Session,
   tenantId: string,
@@ -18,8 +23,10 @@ export async function findStoredEntryIds(
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const { rows } = await sql<{ entry_id: string }>`
-    select entry_id from govtrail.history_entry
-    where tenant_id = ${tenantId} and entry_id = any(${ids as string[]}::text[])`.execute(db);
+    select i.id as entry_id from unnest(${ids as string[]}::text[]) as i(id)
+    cross join lateral (
+      select 1 from govtrail.history_entry e
+      where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
   return new Set(rows.map((r) => r.entry_id));
 }
 
