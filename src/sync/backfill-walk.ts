@@ -207,11 +207,22 @@ export class BackfillWalk {
 
 function held(n: NormalisedEntry, pos: string): Held {
   let snapshot = n.snapshotWire;
-  if (snapshot !== null) {
-    // What jsonb gives back: the text toJsonbText stored, parsed (it differs only for NUL and lone surrogates).
-    const text = JSON.stringify(snapshot);
-    if (text.includes('\\u')) snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
-  }
+  // What jsonb gives back is the text toJsonbText stored, parsed: it differs from the value only
+  // for NUL, lone surrogates and numbers JSON cannot write. Round-trip only a snapshot that has any.
+  if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
+    snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
   const isBase = snapshot !== null || n.entry.changeKind === 'CHANGE_KIND_HARD_DELETE';
   return { n, pos, snapshot, isBase };
+}
+
+const NOT_AS_IS = /[\u0000\ud800-\udfff]/;
+
+/** Whether jsonb stores and returns this parsed JSON value unchanged (see toJsonbText). */
+function jsonbKeepsAsIs(value: unknown): boolean {
+  if (typeof value === 'string') return !NOT_AS_IS.test(value);
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return value.every(jsonbKeepsAsIs);
+  for (const [k, v] of Object.entries(value)) if (NOT_AS_IS.test(k) || !jsonbKeepsAsIs(v)) return false;
+  return true;
 }

@@ -56,6 +56,9 @@ function awkward(h: Harness): void {
   hist.appendEntry({ at: '2027-01-01T06:00:01.000000600Z', set: { requireToolApproval: false } });
   hist.appendEntry({ at: '2027-01-01T07:00:00Z', changeKind: 'CHANGE_KIND_HARD_DELETE', snapshot: null });
   hist.appendEntry({ at: '2027-01-01T07:00:05Z', changeKind: 'CHANGE_KIND_CREATE' });
+  // Values jsonb cannot keep as they are (NUL, a lone surrogate): the stored walk sees U+FFFD.
+  hist.appendEntry({ at: '2027-01-01T08:00:00Z', set: { customNote: 'a\u0000b', customMark: '\ud800x' } });
+  hist.appendEntry({ at: '2027-01-01T08:00:01Z', set: { customNote: 'a\ufffdb', customMark: '\ufffdx' } });
   for (let i = 0; i < 30; i++)
     hist.appendEntry({ at: `2027-01-02T00:00:${String(i).padStart(2, '0')}Z`, annotations: [] });
   hist.append(20);
