@@ -22,7 +22,7 @@ import type { RulePack } from '../alerts/rules.js';
 import { firingRuleIds } from '../alerts/rules.js';
 import { diffSnapshots } from '../changes/diff.js';
 import { toJsonbText } from '../normalise/canonical.js';
-import type { NormalisedEntry } from '../normalise/types.js';
+import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
 import type { FieldChangeRow } from '../store/changes.js';
 import type { WireSettings } from '../tenant-api/wire.js';
 
@@ -31,8 +31,11 @@ export const WALK_WINDOW_MS = 24 * 3_600_000;
 /** Older entries must reach this far past the window before an entry is finished. */
 const MARGIN_MS = 60_000;
 
+/** What the walk keeps of a waiting entry: not its raw JSON (a day of history is held). */
 interface Held {
-  readonly n: NormalisedEntry;
+  /** The entry's columns, with `raw` cut down to what the stored walk reads back: the snapshot. */
+  readonly entry: EntryRow;
+  readonly annotations: readonly AnnotationRow[];
   /** PostgreSQL's created_at (microseconds) as sortable text: the walk's order is (pos, entryId). */
   readonly pos: string;
   /** The snapshot as jsonb returns it, or null. */
@@ -41,8 +44,8 @@ interface Held {
 }
 
 export interface BackfillWalkResult {
-  readonly first: NormalisedEntry | undefined;
-  readonly last: NormalisedEntry | undefined;
+  readonly first: EntryRow | undefined;
+  readonly last: EntryRow | undefined;
   readonly perRuleCounts: Record<string, number>;
 }
 
@@ -66,8 +69,8 @@ export function storedPosition(key: string): string | undefined {
 
 function compare(a: Held, b: Held): number {
   if (a.pos !== b.pos) return a.pos < b.pos ? -1 : 1;
-  const x = a.n.entry.entryId;
-  const y = b.n.entry.entryId;
+  const x = a.entry.entryId;
+  const y = b.entry.entryId;
   return x === y ? 0 : x < y ? -1 : 1;
 }
 
@@ -105,8 +108,8 @@ export class BackfillWalk {
   /** The last entry finished: every later arrival must sort before it. */
   private boundary: Held | undefined;
   private failed: string | undefined;
-  private first: NormalisedEntry | undefined;
-  private last: NormalisedEntry | undefined;
+  private first: EntryRow | undefined;
+  private last: EntryRow | undefined;
   private readonly perRuleCounts: Record<string, number> = {};
 
   constructor(
@@ -141,14 +144,14 @@ export class BackfillWalk {
     batch.sort(compare);
     const newest = batch[batch.length - 1] as Held;
     if (this.boundary !== undefined && compare(newest, this.boundary) >= 0)
-      return this.giveUp(`entry ${newest.n.entry.entryId} arrived after a newer one was finished`);
+      return this.giveUp(`entry ${newest.entry.entryId} arrived after a newer one was finished`);
     const oldestHeld = this.held[0];
     if (oldestHeld === undefined || compare(newest, oldestHeld) < 0) {
       this.held = batch.concat(this.held);
     } else {
       this.held = batch.concat(this.held).sort(compare);
     }
-    this.keys = this.held.map((h) => h.n.entry.createdAtKey);
+    this.keys = this.held.map((h) => h.entry.createdAtKey);
     if (this.held.length > this.maxHeld) return this.giveUp(`more than ${this.maxHeld} entries waiting`);
     return this.drain(false);
   }
@@ -185,18 +188,18 @@ export class BackfillWalk {
       if (b < 0 && !ended) break;
       const base = b >= 0 ? (this.held[b] as Held) : undefined;
       const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, this.pack.ranks);
-      for (const change of changes) out.push({ entryId: e.n.entry.entryId, change });
+      for (const change of changes) out.push({ entryId: e.entry.entryId, change });
       const fired = firingRuleIds(this.pack, {
         tenantId: this.tenantId,
-        entry: { ...e.n.entry, raw: { snapshot: e.snapshot } },
-        annotations: e.n.annotations,
+        entry: e.entry,
+        annotations: e.annotations,
         snapshot: e.snapshot,
         changes,
         recentEntryKeys: this.keys,
       });
       for (const id of fired) this.perRuleCounts[id] = (this.perRuleCounts[id] ?? 0) + 1;
-      this.last ??= e.n;
-      this.first = e.n;
+      this.last ??= e.entry;
+      this.first = e.entry;
       this.boundary = e;
       this.held.pop();
       this.keys.pop();
@@ -212,7 +215,7 @@ function held(n: NormalisedEntry, pos: string): Held {
   if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
     snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
   const isBase = snapshot !== null || n.entry.changeKind === 'CHANGE_KIND_HARD_DELETE';
-  return { n, pos, snapshot, isBase };
+  return { entry: { ...n.entry, raw: { snapshot } }, annotations: n.annotations, pos, snapshot, isBase };
 }
 
 const NOT_AS_IS = /[\u0000\ud800-\udfff]/;

@@ -124,9 +124,9 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
         await tracker.write(trx, changes);
         if (result !== undefined) {
           const { first, last } = result;
-          const at = (n: NormalisedEntry) => ({
-            entryId: n.entry.entryId,
-            createdAtText: n.entry.createdAtText ?? n.entry.createdAtKey,
+          const at = (e: EntryRow) => ({
+            entryId: e.entryId,
+            createdAtText: e.createdAtText ?? e.createdAtKey,
           });
           const digest = backfillDigest(options.pack, {
             tenantId: ctx.tenantId,

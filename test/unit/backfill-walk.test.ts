@@ -49,8 +49,8 @@ describe('BackfillWalk', () => {
       ['C', 'enabled', null],
       ['C', 'require_tool_approval', null],
     ]);
-    expect(done.result?.first?.entry.entryId).toBe('C');
-    expect(done.result?.last?.entry.entryId).toBe('B');
+    expect(done.result?.first?.entryId).toBe('C');
+    expect(done.result?.last?.entryId).toBe('B');
   });
 
   it('gives up when an entry arrives behind one already finished', () => {
