@@ -29,7 +29,7 @@ export interface SoakOptions {
   /** Entries appended per tick (random 1..appendMax), every appendEveryMs. */
   readonly appendMax?: number;
   readonly appendEveryMs?: number;
-  /** Upper bound of the random kill delay after spawn. */
+  /** Upper bound of the random kill delay after the run starts; default the last finished run's duration. */
   readonly maxKillDelayMs?: number;
   readonly seed?: number;
   readonly log?: (line: string) => void;
@@ -102,22 +102,27 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       }
     })();
 
+    // The kill moment is drawn within how long a run takes now (the last run that finished), so a
+    // scheduled kill lands inside the run rather than after it, however fast runs have become.
+    let lastRunMs: number | undefined;
     for (let i = 0; i < options.runs; i++) {
       const kill = killSet.has(i);
-      const delay = kill ? Math.floor(random() * (options.maxKillDelayMs ?? 1500)) : 0;
+      const bound = options.maxKillDelayMs ?? lastRunMs ?? 1500;
+      const delay = kill ? Math.floor(random() * bound) : 0;
       let timer: NodeJS.Timeout | undefined;
+      let runStarted: number | undefined;
       const r = await runGovtrail(['sync'], env, {
         onSpawn: (child) => {
-          if (!kill) return;
           // The random moment counts from the run's start (its first log line), not from process start-up.
-          let armed = false;
           child.stderr?.on('data', (d: Buffer) => {
-            if (armed || !/sync started|backfill started/.test(d.toString())) return;
-            armed = true;
-            timer = setTimeout(() => child.kill('SIGKILL'), delay);
+            if (runStarted !== undefined || !/sync started|backfill started/.test(d.toString())) return;
+            runStarted = performance.now();
+            if (kill) timer = setTimeout(() => child.kill('SIGKILL'), delay);
           });
         },
       });
+      if (r.signal === null && r.code === 0 && runStarted !== undefined)
+        lastRunMs = performance.now() - runStarted;
       if (timer !== undefined) clearTimeout(timer);
       report.runs++;
       if (r.signal === 'SIGKILL') report.kills++;
