@@ -17,31 +17,6 @@ export function toJsonbText(value: unknown): string {
   return text.replace(JSONB_REFUSED, (m) => (m === '\\\\' ? m : '\\ufffd'));
 }
 
-/** toJsonbText's text, and whether it had to replace anything in JSON.stringify's output. */
-export interface JsonbText {
-  readonly text: string;
-  /**
-   * False when the text is JSON.stringify's own: then JSON.parse(text) equals the value (for JSON
-   * data, as JSON.parse produces), and hashing the value gives what hashing the stored row gives.
-   */
-  readonly altered: boolean;
-}
-
-/** toJsonbText, reporting whether a `\u0000` or unpaired surrogate escape was replaced. */
-export function toJsonbTextReport(value: unknown): JsonbText {
-  const text: string | undefined = JSON.stringify(value);
-  // undefined (or a function) has no JSON: 'null' is stored, which does not hash like the value.
-  if (text === undefined) return { text: 'null', altered: true };
-  if (!text.includes('\\u')) return { text, altered: false };
-  let altered = false;
-  const out = text.replace(JSONB_REFUSED, (m) => {
-    if (m === '\\\\') return m;
-    altered = true;
-    return '\\ufffd';
-  });
-  return { text: out, altered };
-}
-
 /** JSON with object keys sorted at every depth: equal values give equal text. */
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
@@ -115,15 +90,49 @@ export interface HashedEntry {
   readonly tenantId: string;
   readonly entryId: string;
   readonly createdAtText: string | null;
-  /**
-   * The entry as stored (after toJsonbText and a JSON round trip); the entry itself when
-   * toJsonbTextReport says the text was not altered.
-   */
+  /** The entry as stored: as jsonb reads it back (see canonicalJsonbText). */
   readonly raw: unknown;
 }
 
 /** The previous hash of a tenant's first row. */
 const ZERO_HASH = new Uint8Array(32);
+
+/**
+ * An entry's raw JSON as one text that serves both as the jsonb column and as the row hash's input:
+ * canonical JSON (jsonb does not keep key order, so sorted keys store the same value as the wire
+ * order) with the escapes jsonb refuses replaced as toJsonbText does. `hashText` is canonical JSON
+ * of what jsonb reads back: `text` itself unless something was replaced.
+ */
+export function canonicalJsonbText(value: unknown): { text: string; hashText: string } {
+  const canon = canonicalJson(value);
+  if (!canon.includes('\\u')) return { text: canon, hashText: canon };
+  let altered = false;
+  const text = canon.replace(JSONB_REFUSED, (m) => {
+    if (m === '\\\\') return m;
+    altered = true;
+    return '\\ufffd';
+  });
+  return { text, hashText: altered ? canonicalJson(JSON.parse(text)) : canon };
+}
+
+/**
+ * rowHash for a row whose raw value is given as its canonical JSON text (canonicalJsonbText's
+ * `hashText`): the same bytes as rowHash, without serialising raw again.
+ */
+export function rowHashOfText(
+  previous: Uint8Array | null,
+  row: Omit<HashedEntry, 'raw'>,
+  canonicalRaw: string,
+): Buffer {
+  const h = createHash('sha256');
+  h.update(previous ?? ZERO_HASH);
+  h.update(
+    `{"created_at_text":${canonicalJson(row.createdAtText)},"entry_id":${canonicalJson(row.entryId)},"raw":`,
+  );
+  h.update(canonicalRaw);
+  h.update(`,"tenant_id":${canonicalJson(row.tenantId)}}`);
+  return h.digest();
+}
 
 /**
  * row_hash = sha256(previous row_hash of the tenant ‖ canonical JSON of the row). The first row of

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { canonicalJson, rowHash, toJsonbText, toJsonbTextReport } from '../normalise/canonical.js';
+import { canonicalJson, canonicalJsonbText, rowHashOfText, toJsonbText } from '../normalise/canonical.js';
 import type { NormalisedEntry } from '../normalise/types.js';
 import { type CopyPayload, type CopyValue, copyRows, encodeCopyRows } from './copy.js';
 import type { Session } from './database.js';
@@ -119,15 +119,10 @@ function* entryRows(
   chain: Chain,
 ): Generator<CopyValue[]> {
   for (const { entry } of entries) {
-    const raw = toJsonbTextReport(entry.raw);
-    // Hash what is stored, as it reads back (JSON of the jsonb text): that is the entry itself
-    // unless toJsonbText had to replace something.
-    chain.hash = rowHash(chain.hash, {
-      tenantId: entry.tenantId,
-      entryId: entry.entryId,
-      createdAtText: entry.createdAtText,
-      raw: raw.altered ? JSON.parse(raw.text) : entry.raw,
-    });
+    // One serialisation for both the column and the hash, which covers what is stored as it reads
+    // back (JSON of the jsonb text).
+    const raw = canonicalJsonbText(entry.raw);
+    chain.hash = rowHashOfText(chain.hash, entry, raw.hashText);
     yield [
       tenantId,
       entry.entryId,
