@@ -101,7 +101,9 @@ const ZERO_HASH = new Uint8Array(32);
  * An entry's raw JSON as one text that serves both as the jsonb column and as the row hash's input:
  * canonical JSON (jsonb does not keep key order, so sorted keys store the same value as the wire
  * order) with the escapes jsonb refuses replaced as toJsonbText does. `hashText` is canonical JSON
- * of what jsonb reads back: `text` itself unless something was replaced.
+ * of what jsonb reads back: `text` itself unless something was replaced. (Two keys of one object
+ * that differ only in refused characters become one key; jsonb, like JSON.parse, keeps the later
+ * one in key order, and the hash covers that.)
  */
 export function canonicalJsonbText(value: unknown): { text: string; hashText: string } {
   const canon = canonicalJson(value);
