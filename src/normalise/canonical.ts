@@ -128,6 +128,7 @@ export function rowHashOfText(
 ): Buffer {
   const h = createHash('sha256');
   h.update(previous ?? ZERO_HASH);
+  // canonicalJson of the row, in pieces (keys in sorted order) without copying raw's text.
   h.update(
     `{"created_at_text":${canonicalJson(row.createdAtText)},"entry_id":${canonicalJson(row.entryId)},"raw":`,
   );
@@ -141,16 +142,13 @@ export function rowHashOfText(
  * a tenant chains from 32 zero bytes.
  */
 export function rowHash(previous: Uint8Array | null, row: HashedEntry): Buffer {
-  const h = createHash('sha256');
-  h.update(previous ?? ZERO_HASH);
   const { tenantId, entryId, createdAtText, raw } = row;
   if (tenantId === undefined || entryId === undefined || createdAtText === undefined || raw === undefined) {
+    // Only from untyped callers: a missing field drops its key, as canonical JSON of the row does.
+    const h = createHash('sha256');
+    h.update(previous ?? ZERO_HASH);
     h.update(canonicalJson({ tenant_id: tenantId, entry_id: entryId, created_at_text: createdAtText, raw }));
     return h.digest();
   }
-  // canonicalJson of the same object, in pieces (keys in sorted order) without copying raw's text.
-  h.update(`{"created_at_text":${canonicalJson(createdAtText)},"entry_id":${canonicalJson(entryId)},"raw":`);
-  h.update(canonicalJson(raw));
-  h.update(`,"tenant_id":${canonicalJson(tenantId)}}`);
-  return h.digest();
+  return rowHashOfText(previous, row, canonicalJson(raw));
 }
