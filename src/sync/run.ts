@@ -96,7 +96,7 @@ export interface SyncRunOptions {
   readonly pageSize: number;
   readonly lookbackMs: number;
   readonly maxPages: number;
-  /** Entries written per batch (one INSERT per table). */
+  /** Entries written per batch (one COPY per table). */
   readonly batchSize?: number;
   readonly changes?: ChangeStep;
   readonly onProgress?: (p: SyncProgress) => void;
