@@ -10,7 +10,7 @@
  * entries. Entries are held until then, which keeps memory to about a day of history.
  *
  * It must give exactly what the stored walk gives, or nothing: whenever it cannot be sure (an
- * entry arrives behind one already finished, an entry id whose byte order may differ from
+ * entry arrives more than a few seconds out of time order, an entry id whose byte order may differ from
  * JavaScript's, more than
  * `maxHeld` entries waiting), it gives up and the caller runs the stored walk, which replaces
  * every field change written so far.
@@ -28,7 +28,13 @@ import type { WireSettings } from '../tenant-api/wire.js';
 
 /** The stored walk's burst window (changes.ts): rules with longer windows use the stored walk. */
 export const WALK_WINDOW_MS = 24 * 3_600_000;
-/** Older entries must reach this far past the window before an entry is finished. */
+/**
+ * How far out of time order the API may serve entries: it orders by KSUID, whose time has whole
+ * seconds, so entries of one second come in any createdAt order. An entry served more than this
+ * after an older one makes the walk give up.
+ */
+const DISORDER_MS = 5_000;
+/** Older entries must reach this far past the window before an entry is finished (≥ DISORDER_MS). */
 const MARGIN_MS = 60_000;
 
 /** What the walk keeps of a waiting entry: not its raw JSON (a day of history is held). */
@@ -141,6 +147,17 @@ export class BackfillWalk {
       if (!ASCII.test(n.entry.entryId)) return this.giveUp('an entry id is not printable ASCII');
       batch.push(held(n, pos));
     }
+    // Nothing may arrive newer than what finished entries looked back on: everything held is
+    // trusted only from the oldest entry seen + DISORDER_MS on (see drain).
+    const oldestSeen = this.held[0];
+    if (oldestSeen !== undefined) {
+      const limit = Date.parse(oldestSeen.pos) + DISORDER_MS;
+      for (const h of batch)
+        if (Date.parse(h.pos) > limit)
+          return this.giveUp(
+            `entry ${h.entry.entryId} arrived more than ${DISORDER_MS} ms out of time order`,
+          );
+    }
     batch.sort(compare);
     const newest = batch[batch.length - 1] as Held;
     if (this.boundary !== undefined && compare(newest, this.boundary) >= 0)
@@ -178,6 +195,9 @@ export class BackfillWalk {
     const out: FieldChangeRow[] = [];
     const oldest = this.held[0];
     if (oldest === undefined) return out;
+    // Entries still to come are older than oldest + DISORDER_MS: an entry is finished once its
+    // burst window and its diff base lie above that (or once the history has ended).
+    const settled = Date.parse(oldest.pos) + DISORDER_MS;
     const reach = Date.parse(oldest.pos) + WALK_WINDOW_MS + MARGIN_MS;
     while (this.held.length > 0) {
       const top = this.held.length - 1;
@@ -185,8 +205,8 @@ export class BackfillWalk {
       if (!ended && Date.parse(e.pos) < reach) break;
       let b = top - 1;
       while (b >= 0 && !(this.held[b] as Held).isBase) b--;
-      if (b < 0 && !ended) break;
       const base = b >= 0 ? (this.held[b] as Held) : undefined;
+      if (!ended && (base === undefined || Date.parse(base.pos) <= settled)) break;
       const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, this.pack.ranks);
       for (const change of changes) out.push({ entryId: e.entry.entryId, change });
       const fired = firingRuleIds(this.pack, {
