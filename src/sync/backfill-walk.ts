@@ -26,8 +26,19 @@ import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/type
 import type { FieldChangeRow } from '../store/changes.js';
 import type { WireSettings } from '../tenant-api/wire.js';
 
-/** The stored walk's burst window (changes.ts): rules with longer windows use the stored walk. */
+/**
+ * The burst window both walks keep behind an entry: long enough for any sensible
+ * `entries_in_window` rule (a pack with a longer one uses the stored walk, which truncates it).
+ */
 export const WALK_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * Whether an entry tells what the settings were after it, so the next entry is diffed against it:
+ * it has a snapshot, or it deleted them. A PUT served without a snapshot says nothing.
+ */
+export function isDiffBase(snapshot: unknown, changeKind: string | null): boolean {
+  return (typeof snapshot === 'object' && snapshot !== null) || changeKind === 'CHANGE_KIND_HARD_DELETE';
+}
 /**
  * How far out of time order the API may serve entries: it orders by KSUID, whose time has whole
  * seconds, so entries of one second come in any createdAt order. An entry served more than this
@@ -234,7 +245,7 @@ function held(n: NormalisedEntry, pos: string): Held {
   // for NUL, lone surrogates and numbers JSON cannot write. Round-trip only a snapshot that has any.
   if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
     snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
-  const isBase = snapshot !== null || n.entry.changeKind === 'CHANGE_KIND_HARD_DELETE';
+  const isBase = isDiffBase(snapshot, n.entry.changeKind);
   return { entry: { ...n.entry, raw: { snapshot } }, annotations: n.annotations, pos, snapshot, isBase };
 }
 

@@ -22,11 +22,9 @@ import {
   streamEntriesFrom,
 } from '../store/changes.js';
 import type { Session } from '../store/database.js';
-import { BackfillWalk, canWalkInMemory } from './backfill-walk.js';
+import { BackfillWalk, canWalkInMemory, isDiffBase, WALK_WINDOW_MS } from './backfill-walk.js';
 import type { ChangeStep, InsertTracker } from './run.js';
 
-/** The burst window kept while walking: long enough for any sensible `entries_in_window` rule. */
-const WINDOW_MS = 24 * 3_600_000;
 /** Field-change rows and alerts are written in batches of this many. */
 const FLUSH_EVERY = 2000;
 
@@ -45,13 +43,6 @@ export interface ChangesStepOptions {
 
 /** How far back the walk looks for a diff base past entries served without a snapshot. */
 const MAX_BASE_LOOKBACK = 100;
-
-/** Whether an entry tells what the settings were after it: it has a snapshot, or it deleted them. */
-function isDiffBase(e: ChronoEntry): boolean {
-  return (
-    (typeof e.snapshot === 'object' && e.snapshot !== null) || e.changeKind === 'CHANGE_KIND_HARD_DELETE'
-  );
-}
 
 function keyOf(e: { createdAt: Date; createdAtText: string | null }): string {
   return parseTimestamp(e.createdAtText)?.key ?? `${e.createdAt.toISOString().slice(0, 23)}000000Z`;
@@ -165,14 +156,18 @@ async function walkStored(
   // a hard delete (settings gone). A PUT served without a snapshot says nothing, so it is skipped
   // rather than read as "no settings" (which would hide the next entry's old values).
   let base: ChronoEntry | undefined = await findEntryBefore(trx, tenantId, oldest);
-  for (let i = 0; i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base); i++) {
+  for (
+    let i = 0;
+    i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base.snapshot, base.changeKind);
+    i++
+  ) {
     base = await findEntryBefore(trx, tenantId, base);
   }
-  if (base !== undefined && !isDiffBase(base)) base = undefined;
+  if (base !== undefined && !isDiffBase(base.snapshot, base.changeKind)) base = undefined;
   let baseIsNew = false;
   let prevIsNew = false;
   const window: string[] = (
-    await findEntryTimesBetween(trx, tenantId, new Date(oldest.createdAt.getTime() - WINDOW_MS), oldest)
+    await findEntryTimesBetween(trx, tenantId, new Date(oldest.createdAt.getTime() - WALK_WINDOW_MS), oldest)
   ).map(keyOf);
 
   const digestMode = ctx.isBackfill && !options.backfillPerEntryAlerts;
@@ -197,8 +192,8 @@ async function walkStored(
   for await (const e of streamEntriesFrom(trx, tenantId, oldest)) {
     const isNew = e.runId === runId;
     const key = keyOf(e);
-    // Keep the window to WINDOW_MS behind this entry (keys are in time order).
-    const horizon = `${new Date(e.createdAt.getTime() - WINDOW_MS).toISOString().slice(0, 23)}000000Z`;
+    // Keep the window to WALK_WINDOW_MS behind this entry (keys are in time order).
+    const horizon = `${new Date(e.createdAt.getTime() - WALK_WINDOW_MS).toISOString().slice(0, 23)}000000Z`;
     while (window.length > 0 && (window[0] as string) < horizon) window.shift();
     window.push(key);
 
@@ -222,7 +217,7 @@ async function walkStored(
         else pendingAlerts.push(...drafts);
       }
     }
-    if (isDiffBase(e)) {
+    if (isDiffBase(e.snapshot, e.changeKind)) {
       base = e;
       baseIsNew = isNew;
     }
