@@ -19,7 +19,7 @@ import {
   KNOWN_CLIENT_TYPES,
   KNOWN_TOOL_CLASSIFICATIONS,
   type WireSettings,
-} from '../tenant-api/wire.js';
+} from '../wire.js';
 import { formatValue, shortEnum, truncate } from './format.js';
 import {
   type ConditionSpec,

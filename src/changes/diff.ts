@@ -16,7 +16,7 @@ import {
   readWireField,
   SNAPSHOT_FIELDS,
 } from '../normalise/fields.js';
-import type { WireSettings } from '../tenant-api/wire.js';
+import type { WireSettings } from '../wire.js';
 
 /** `loosened` = governance weaker, `tightened` = stronger, `changed` = neither can be said. */
 export type Direction = 'loosened' | 'tightened' | 'changed';

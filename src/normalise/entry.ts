@@ -4,7 +4,7 @@
  * are stored as received and never throw. Only an entry that cannot be keyed (no `metadata.id`)
  * is rejected, and the caller keeps it in rejected_entry. Pure: no clock, no I/O.
  */
-import type { WireSettings } from '../tenant-api/wire.js';
+import type { WireSettings } from '../wire.js';
 import { parseDuration } from './duration.js';
 import { MAPPED_LIFECYCLE_KEYS, MAPPED_TOP_LEVEL_KEYS } from './fields.js';
 import { ksuidTime } from './ksuid.js';

@@ -2,7 +2,7 @@
  * Rows produced by the normaliser, one interface per table (data-model.md). camelCase here,
  * snake_case in SQL; the store maps one to the other.
  */
-import type { WireSettings } from '../tenant-api/wire.js';
+import type { WireSettings } from '../wire.js';
 
 export interface EntryRow {
   readonly tenantId: string;

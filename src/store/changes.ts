@@ -5,8 +5,9 @@ import { sql } from 'kysely';
 import type { FieldChange } from '../changes/diff.js';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { AnnotationRow } from '../normalise/types.js';
-import type { WireSettings } from '../tenant-api/wire.js';
-import { type CopyValue, copyRows } from './copy.js';
+import type { WireSettings } from '../wire.js';
+import { copyRows } from './copy.js';
+import type { CopyValue } from './copy-format.js';
 import type { Session } from './database.js';
 
 /**

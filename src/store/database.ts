@@ -11,7 +11,7 @@ import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { GovtrailError } from '../errors.js';
-import { CopyPayload } from './copy.js';
+import { CopyPayload } from './copy-format.js';
 import type { DB } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'embedded';

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { canonicalJson, canonicalJsonbText, rowHashOfText, toJsonbText } from '../normalise/canonical.js';
 import type { NormalisedEntry } from '../normalise/types.js';
-import { type CopyPayload, type CopyValue, copyRows, encodeCopyRows } from './copy.js';
+import { copyRows } from './copy.js';
+import { type CopyPayload, type CopyValue, encodeCopyRows } from './copy-format.js';
 import type { Session } from './database.js';
 
 /**

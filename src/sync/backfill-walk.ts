@@ -24,7 +24,7 @@ import { diffSnapshots } from '../changes/diff.js';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
 import type { FieldChangeRow } from '../store/changes.js';
-import type { WireSettings } from '../tenant-api/wire.js';
+import type { WireSettings } from '../wire.js';
 
 /**
  * The burst window both walks keep behind an entry: long enough for any sensible

@@ -8,7 +8,6 @@ import { backfillDigest, evaluateRules, type RulePack } from '../alerts/rules.js
 import type { AlertDraft } from '../alerts/types.js';
 import { diffSnapshots } from '../changes/diff.js';
 import type { Logger } from '../logger.js';
-import { parseTimestamp } from '../normalise/time.js';
 import type { EntryRow, NormalisedEntry } from '../normalise/types.js';
 import { insertAlerts } from '../store/alerts.js';
 import {
@@ -24,6 +23,7 @@ import {
 import type { Session } from '../store/database.js';
 import { BackfillWalk, canWalkInMemory, isDiffBase, WALK_WINDOW_MS } from './backfill-walk.js';
 import type { ChangeStep, InsertTracker } from './run.js';
+import { storedKey } from './stop-rule.js';
 
 /** Field-change rows and alerts are written in batches of this many. */
 const FLUSH_EVERY = 2000;
@@ -44,9 +44,7 @@ export interface ChangesStepOptions {
 /** How far back the walk looks for a diff base past entries served without a snapshot. */
 const MAX_BASE_LOOKBACK = 100;
 
-function keyOf(e: { createdAt: Date; createdAtText: string | null }): string {
-  return parseTimestamp(e.createdAtText)?.key ?? `${e.createdAt.toISOString().slice(0, 23)}000000Z`;
-}
+const keyOf = storedKey;
 
 function entryRow(tenantId: string, e: ChronoEntry): EntryRow {
   return {

@@ -6,7 +6,6 @@
 import { type GovtrailError, toGovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { normaliseEntry } from '../normalise/entry.js';
-import { parseTimestamp, subtractMs } from '../normalise/time.js';
 import type { NormalisedEntry } from '../normalise/types.js';
 import type { Database, Session } from '../store/database.js';
 import {
@@ -18,7 +17,6 @@ import {
   type RejectedInput,
 } from '../store/history.js';
 import {
-  type Checkpoint,
   failOrphanedRuns,
   finishRun,
   hasSucceededBefore,
@@ -31,7 +29,8 @@ import {
   unlockTenant,
   writeCheckpoint,
 } from '../store/runs.js';
-import type { HistoryPage } from '../tenant-api/wire.js';
+import type { HistoryPage } from '../wire.js';
+import { pageReachesCheckpoint, storedKey } from './stop-rule.js';
 
 /** What the run needs of the tenant API: a pager that can be told to stop before fetching more. */
 export interface HistorySource {
@@ -116,31 +115,6 @@ export interface SyncRunSummary {
   readonly durationMs: number;
   readonly historyRequests: number;
   readonly error?: GovtrailError;
-}
-
-/**
- * The stop rule of sync.md step 3: after a page, stop when it holds an entry older than
- * `checkpoint − lookback`; with a zero lookback, at the first entry at or before the checkpoint.
- */
-export function pageReachesCheckpoint(
-  entries: readonly unknown[],
-  checkpoint: Pick<Checkpoint, 'createdAtKey' | 'entryId'>,
-  lookbackMs: number,
-): boolean {
-  const threshold =
-    lookbackMs > 0 ? subtractMs(checkpoint.createdAtKey, lookbackMs) : checkpoint.createdAtKey;
-  for (const raw of entries) {
-    const meta = (raw as { metadata?: { createdAt?: unknown; id?: unknown } } | null)?.metadata;
-    const t = parseTimestamp(meta?.createdAt);
-    if (t === undefined) continue;
-    if (lookbackMs > 0) {
-      if (t.key < threshold) return true;
-    } else {
-      const id = typeof meta?.id === 'string' ? meta.id : '';
-      if (t.key < threshold || (t.key === threshold && id <= checkpoint.entryId)) return true;
-    }
-  }
-  return false;
 }
 
 /** Runs one sync for one tenant. Never throws for a failed run: the summary carries the error. */
@@ -296,9 +270,7 @@ export async function runSync(options: SyncRunOptions): Promise<SyncRunSummary> 
         const newest = await findNewestEntry(trx, tenantId);
         let checkpointAfter = checkpointBefore;
         if (newest !== undefined) {
-          const key =
-            parseTimestamp(newest.createdAtText)?.key ??
-            `${newest.createdAt.toISOString().slice(0, 23)}000000Z`;
+          const key = storedKey(newest);
           await writeCheckpoint(trx, tenantId, {
             entryId: newest.entryId,
             createdAt: newest.createdAt,

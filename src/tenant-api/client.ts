@@ -7,6 +7,7 @@ import { type HttpConfig, isLoopbackHost } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { registerSecret } from '../logger.js';
+import type { HistoryPage } from '../wire.js';
 import { parseClientSecret, TokenProvider } from './auth.js';
 import { RetryBudget } from './backoff.js';
 import { type HistoryPageQuery, type ListHistoryOptions, pageHistory, parseHistoryPage } from './history.js';
@@ -21,7 +22,6 @@ import {
   statusError,
 } from './http.js';
 import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from './owners.js';
-import type { HistoryPage } from './wire.js';
 
 const HISTORY_PATH = '/api/v1/settings/ai-governance/history';
 

@@ -6,8 +6,8 @@
  */
 import { clampPageSize } from '../config.js';
 import { GovtrailError } from '../errors.js';
+import type { HistoryPage } from '../wire.js';
 import { quote } from './http.js';
-import type { HistoryPage } from './wire.js';
 
 /** Options of one history listing. */
 export interface ListHistoryOptions {

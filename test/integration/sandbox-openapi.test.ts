@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 
-const SPEC = path.resolve(import.meta.dirname, '../../../shared/reference/tenant-api.openapi.yaml');
+// The public OpenAPI description's excerpt, copied from the design folder so the test runs on any clone.
+const SPEC = path.resolve(import.meta.dirname, '../fixtures/tenant-api.openapi.yaml');
 const LIST = 'c1.api.ai_governance.v1.ListAIGovernanceSettingsHistoryResponse';
 const DELETE = 'c1.api.app.v2.DeleteAppResourceEntitlementOwnerResponse';
 

@@ -11,7 +11,7 @@ import type { GovtrailError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createHttpAgent, TenantApiClient, type TenantApiClientOptions } from '../../src/tenant-api/index.js';
-import type { HistoryPage } from '../../src/tenant-api/wire.js';
+import type { HistoryPage } from '../../src/wire.js';
 import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {

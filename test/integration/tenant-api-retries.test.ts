@@ -13,7 +13,7 @@ import {
   TenantApiClient,
   type TenantApiClientOptions,
 } from '../../src/tenant-api/index.js';
-import type { HistoryPage } from '../../src/tenant-api/wire.js';
+import type { HistoryPage } from '../../src/wire.js';
 import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {

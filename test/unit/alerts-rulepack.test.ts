@@ -13,7 +13,7 @@ import {
 } from '../../src/alerts/rules.js';
 import { DEFAULT_RANKS, diffSnapshots } from '../../src/changes/diff.js';
 import { GovtrailError } from '../../src/errors.js';
-import type { WireSettings } from '../../src/tenant-api/wire.js';
+import type { WireSettings } from '../../src/wire.js';
 
 const DEFAULT_YAML = readFileSync(defaultRulesPath(), 'utf8');
 const AT = '2025-03-04T05:06:07.000000000Z';

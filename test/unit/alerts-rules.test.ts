@@ -15,7 +15,7 @@ import {
 import type { AlertDraft } from '../../src/alerts/types.js';
 import { diffSnapshots } from '../../src/changes/diff.js';
 import type { AnnotationRow, EntryRow } from '../../src/normalise/types.js';
-import type { WireSettings } from '../../src/tenant-api/wire.js';
+import type { WireSettings } from '../../src/wire.js';
 
 const pack = loadRulePack();
 const TENANT = 'acme';

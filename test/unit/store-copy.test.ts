@@ -13,7 +13,7 @@ import {
   copyStatement,
   encodeCopyRows,
   encodeCopyValue,
-} from '../../src/store/copy.js';
+} from '../../src/store/copy-format.js';
 
 const text = (p: CopyPayload) => Buffer.concat(p.chunks as Uint8Array[]).toString('utf8');
 

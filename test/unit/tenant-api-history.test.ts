@@ -6,7 +6,7 @@ import {
   pageHistory,
   parseHistoryPage,
 } from '../../src/tenant-api/history.js';
-import type { HistoryPage } from '../../src/tenant-api/wire.js';
+import type { HistoryPage } from '../../src/wire.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

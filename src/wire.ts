@@ -2,6 +2,10 @@
  * Wire types of the tenant API, as the brief (tenant-api.md, section 2) describes them. Every
  * field is optional and may be null; unknown fields are kept (the live API already has more than
  * the brief), so each object type carries an index signature and nothing is stripped.
+ *
+ * They live here, beside the client rather than inside it, because the client (tenant-api/), the
+ * normaliser, the diff, the rules and the store all read them and none of those should depend on
+ * another for them. The sandbox keeps its own on purpose (it is the client's adversary).
  */
 
 export interface WireAnnotation {

@@ -1,0 +1,211 @@
+/**
+ * The COPY text format: values encoded into rows, rows into a `CopyPayload`, and the COPY
+ * statement. Pure — no connection; copy.ts sends payloads, database.ts's connections stream them.
+ *
+ * How a COPY travels (copy.ts):
+ *
+ * Writers only hold a Kysely `Session` (or a transaction), never the raw client, so the COPY goes
+ * through Kysely like any statement: a CompiledQuery whose SQL is the COPY statement and whose one
+ * parameter is a `CopyPayload`. The connection layer of database.ts recognises that parameter and
+ * streams the payload instead of binding it — with pg-copy-streams on a server, through PGlite's
+ * `/dev/blob` on the embedded database — on the very connection, hence inside the very
+ * transaction, that Kysely chose. A failed COPY rejects with the database's error and leaves the
+ * transaction failed, as any failed statement does.
+ *
+ * Rows given as values are encoded while they are sent (on a server, the database parses one
+ * chunk while the next is encoded); a payload encoded beforehand (`encodeCopyRows`) is sent as is.
+ */
+
+/** A value of one column: encoded in COPY text format by its JavaScript type. */
+export type CopyValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | undefined
+  | Date
+  | Uint8Array
+  | readonly CopyArrayElement[];
+
+/** An element of a one-dimensional array column (`text[]`, `int[]`, …): every element is quoted. */
+export type CopyArrayElement = string | number | bigint | boolean | null;
+
+/**
+ * Rows encoded in COPY text format, as UTF-8 chunks: the single parameter of a COPY statement run
+ * through Kysely (see `copyRows`). Only database.ts's connections know what to do with it.
+ */
+export class CopyPayload {
+  readonly #rows: number | (() => number);
+
+  /**
+   * @param chunks the encoded rows in order; an array can be sent any number of times, a lazy
+   *   iterable (rows encoded as they are sent) once
+   * @param rows how many rows the chunks hold, or how many were encoded so far for a lazy iterable
+   */
+  constructor(
+    readonly chunks: Iterable<Uint8Array>,
+    rows: number | (() => number),
+  ) {
+    this.#rows = rows;
+  }
+
+  /** Rows in the payload (for a lazy one: rows encoded so far, all of them once sent). */
+  get rows(): number {
+    return typeof this.#rows === 'number' ? this.#rows : this.#rows();
+  }
+
+  /** pg calls this when a payload reaches a connection that does not stream it: refuse loudly. */
+  toPostgres(): never {
+    throw new Error('a CopyPayload reached a connection without COPY support (open it with openDatabase)');
+  }
+}
+
+/** Characters that COPY text format needs escaped in a value. */
+const SPECIAL = /[\\\t\n\r]/;
+const SPECIAL_ALL = /[\\\t\n\r]/g;
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const escapeChar = (c: string): string => ESCAPES[c] as string;
+/** Characters that need a backslash inside a quoted array element. */
+const ARRAY_SPECIAL = /["\\]/;
+const ARRAY_SPECIAL_ALL = /["\\]/g;
+
+/** A string as a COPY text-format field: backslash, tab, newline and carriage return escaped. */
+export function copyEscape(text: string): string {
+  return SPECIAL.test(text) ? text.replace(SPECIAL_ALL, escapeChar) : text;
+}
+
+function arrayLiteral(values: readonly CopyArrayElement[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) out += ',';
+    if (v === null || v === undefined) {
+      out += 'NULL';
+      continue;
+    }
+    const s = typeof v === 'string' ? v : typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
+    out += `"${ARRAY_SPECIAL.test(s) ? s.replace(ARRAY_SPECIAL_ALL, '\\$&') : s}"`;
+  }
+  return `${out}}`;
+}
+
+/** One value as a COPY text-format field (`\N` for null and undefined). */
+export function encodeCopyValue(value: CopyValue): string {
+  switch (typeof value) {
+    case 'string':
+      return SPECIAL.test(value) ? value.replace(SPECIAL_ALL, escapeChar) : value;
+    case 'number':
+    case 'bigint':
+      return String(value);
+    case 'boolean':
+      return value ? 't' : 'f';
+    case 'undefined':
+      return '\\N';
+    default:
+      if (value === null) return '\\N';
+      if (value instanceof Date) return value.toISOString();
+      if (value instanceof Uint8Array) {
+        // bytea hex input `\x…`, its backslash escaped for COPY.
+        return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+      }
+      if (Array.isArray(value)) return copyEscape(arrayLiteral(value));
+      throw new TypeError(`cannot encode ${Object.prototype.toString.call(value)} for COPY`);
+  }
+}
+
+// Rows are written as UTF-8 into buffers, each row as soon as it is encoded: its strings die young
+// instead of piling up in one huge rope. Chunks stay small (16 KiB growing to 64 KiB): when rows are
+// encoded while they are sent, the next chunk is encoded while the socket still holds data for the
+// server, so that encoding and the server's work overlap (with 1 MiB chunks they took turns).
+const FIRST_CHUNK_BYTES = 1 << 14;
+const MAX_CHUNK_BYTES = 1 << 16;
+
+/** Encodes rows into UTF-8 chunks: `row(values)` per row, then `finish()` (or `take()` as it goes). */
+export class CopyBuilder {
+  #chunks: Uint8Array[] = [];
+  #buffer: Buffer | undefined;
+  #used = 0;
+  #rows = 0;
+
+  /** @param width the number of columns, when each row should be checked against it */
+  constructor(readonly width?: number) {}
+
+  /** Rows encoded so far. */
+  get rows(): number {
+    return this.#rows;
+  }
+
+  row(values: readonly CopyValue[]): void {
+    const n = values.length;
+    if (n === 0) throw new Error('a COPY row needs at least one value');
+    if (this.width !== undefined && n !== this.width)
+      throw new Error(`COPY row ${this.#rows + 1} has ${n} values for ${this.width} columns`);
+    let line = encodeCopyValue(values[0]);
+    for (let i = 1; i < n; i++) line += `\t${encodeCopyValue(values[i])}`;
+    line += '\n';
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+    const worst = line.length * 3;
+    let buffer = this.#buffer;
+    if (buffer === undefined || buffer.length - this.#used < worst) {
+      this.#seal();
+      const size = Math.min(MAX_CHUNK_BYTES, (buffer?.length ?? FIRST_CHUNK_BYTES / 2) * 2);
+      buffer = Buffer.allocUnsafe(Math.max(size, worst));
+      this.#buffer = buffer;
+    }
+    this.#used += buffer.write(line, this.#used);
+    this.#rows++;
+  }
+
+  /** Closes the chunk being written: the next row starts a new one. */
+  #seal(): void {
+    if (this.#buffer !== undefined && this.#used > 0) this.#chunks.push(this.#buffer.subarray(0, this.#used));
+    this.#buffer = undefined;
+    this.#used = 0;
+  }
+
+  /** Hands over the chunks completed so far (with `all`, the one being written too). */
+  take(all = false): Uint8Array[] {
+    if (all) this.#seal();
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    return chunks;
+  }
+
+  /** The payload of every row (none of them handed over by `take`). */
+  finish(): CopyPayload {
+    return new CopyPayload(this.take(true), this.#rows);
+  }
+}
+
+/** Encodes rows (values in column order) into a payload, for sending later. */
+export function encodeCopyRows(rows: Iterable<readonly CopyValue[]>, width?: number): CopyPayload {
+  const b = new CopyBuilder(width);
+  for (const r of rows) b.row(r);
+  return b.finish();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** `COPY "schema"."table" ("a", "b") FROM STDIN`; `table` may be schema-qualified with a dot. */
+export function copyStatement(table: string, columns: readonly string[]): string {
+  if (columns.length === 0) throw new Error('COPY needs at least one column');
+  const target = table.split('.').map(quoteIdent).join('.');
+  return `copy ${target} (${columns.map(quoteIdent).join(', ')}) from stdin`;
+}
+
+/** Encodes rows one by one into `builder`, yielding chunks as they fill (copyRows streams these). */
+export function* streamRows(
+  builder: CopyBuilder,
+  first: readonly CopyValue[],
+  rest: Iterator<readonly CopyValue[]>,
+): Generator<Uint8Array> {
+  builder.row(first);
+  for (let r = rest.next(); r.done !== true; r = rest.next()) {
+    builder.row(r.value);
+    yield* builder.take();
+  }
+  yield* builder.take(true);
+}
