@@ -33,11 +33,14 @@ import type { WireSettings } from '../wire.js';
 export const WALK_WINDOW_MS = 24 * 3_600_000;
 
 /**
- * Whether an entry tells what the settings were after it, so the next entry is diffed against it:
- * it has a snapshot, or it deleted them. A PUT served without a snapshot says nothing.
+ * Whether an entry is a diff base: the snapshot the next entries are diffed against. Only an entry
+ * with a snapshot is. A PUT served without one says nothing about the settings; and a HARD_DELETE
+ * is no base either (integrity.md, "no blind spot"): the CREATE that follows it is diffed against
+ * the last snapshot before the delete, so deleting the settings and re-creating them weaker shows
+ * as the loosening it is instead of a diff against nothing.
  */
-export function isDiffBase(snapshot: unknown, changeKind: string | null): boolean {
-  return (typeof snapshot === 'object' && snapshot !== null) || changeKind === 'CHANGE_KIND_HARD_DELETE';
+export function isDiffBase(snapshot: unknown): boolean {
+  return typeof snapshot === 'object' && snapshot !== null;
 }
 /**
  * How far out of time order the API may serve entries: it orders by KSUID, whose time has whole
@@ -245,7 +248,7 @@ function held(n: NormalisedEntry, pos: string): Held {
   // for NUL, lone surrogates and numbers JSON cannot write. Round-trip only a snapshot that has any.
   if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
     snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
-  const isBase = isDiffBase(snapshot, n.entry.changeKind);
+  const isBase = isDiffBase(snapshot);
   return { entry: { ...n.entry, raw: { snapshot } }, annotations: n.annotations, pos, snapshot, isBase };
 }
 

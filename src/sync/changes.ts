@@ -150,18 +150,13 @@ async function walkStored(
   const oldest = await findOldestOfRun(trx, tenantId, runId);
   if (oldest === undefined) return { alerts: 0, fieldChanges: 0 };
 
-  // The diff base is the latest entry that says what the settings were: one with a snapshot, or
-  // a hard delete (settings gone). A PUT served without a snapshot says nothing, so it is skipped
-  // rather than read as "no settings" (which would hide the next entry's old values).
+  // The diff base is the latest entry with a snapshot (isDiffBase): a PUT served without one and a
+  // hard delete are skipped, so the CREATE after a delete is diffed against the settings before it.
   let base: ChronoEntry | undefined = await findEntryBefore(trx, tenantId, oldest);
-  for (
-    let i = 0;
-    i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base.snapshot, base.changeKind);
-    i++
-  ) {
+  for (let i = 0; i < MAX_BASE_LOOKBACK && base !== undefined && !isDiffBase(base.snapshot); i++) {
     base = await findEntryBefore(trx, tenantId, base);
   }
-  if (base !== undefined && !isDiffBase(base.snapshot, base.changeKind)) base = undefined;
+  if (base !== undefined && !isDiffBase(base.snapshot)) base = undefined;
   let baseIsNew = false;
   let prevIsNew = false;
   const window: string[] = (
@@ -215,7 +210,7 @@ async function walkStored(
         else pendingAlerts.push(...drafts);
       }
     }
-    if (isDiffBase(e.snapshot, e.changeKind)) {
+    if (isDiffBase(e.snapshot)) {
       base = e;
       baseIsNew = isNew;
     }

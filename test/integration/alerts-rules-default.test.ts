@@ -330,11 +330,12 @@ const quiet: QuietCase[] = [
     after: [{ set: { surfaceRequestableTools: false } }],
   },
   {
-    name: 'preferCodeModeOverDirectTools first set by a re-creation (no value before)',
+    // A re-creation is diffed against the settings before the delete (integrity.md): the same value is no change.
+    name: 'preferCodeModeOverDirectTools re-created as it was before the delete',
     rule: 'AIGOV-008',
     before: [deleted],
     after: [
-      { changeKind: 'CHANGE_KIND_CREATE', set: { ...baselineLike(), preferCodeModeOverDirectTools: true } },
+      { changeKind: 'CHANGE_KIND_CREATE', set: { ...baselineLike(), preferCodeModeOverDirectTools: false } },
     ],
   },
   {
@@ -360,7 +361,7 @@ const quiet: QuietCase[] = [
     after: [{ set: { defaultClientLifecycle: { retentionDeleteAfter: '31536000s' } } }],
   },
   {
-    name: 'enabled first set by a re-creation (no value before)',
+    name: 'enabled re-created as it was before the delete',
     rule: 'AIGOV-011',
     before: [deleted],
     after: [{ changeKind: 'CHANGE_KIND_CREATE', set: { ...baselineLike(), enabled: true } }],
