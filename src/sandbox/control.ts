@@ -8,6 +8,10 @@
  * | `POST /_sandbox/append?count=N[&at=RFC3339]` | appends N generated entries (default 1); answers `{"appended": N, "size": S, "ids": […]}` |
  * | `POST /_sandbox/entry` (body: EntrySpec) | appends one entry built from the spec; answers the entry |
  * | `POST /_sandbox/late` (body: EntrySpec with `at`) | inserts a late arrival; answers the entry |
+ * | `POST /_sandbox/backdate` (body: EntrySpec with `at`) | the same as `/late`: an entry inserted into the past, however far, served where its KSUID sorts; answers the entry |
+ * | `POST /_sandbox/rewrite` (body: `{"id", "set"?, "metadata"?}`) | the entry keeps id, createdAt and position but is served changed: `set` merged over its snapshot (as EntrySpec.set), `metadata` over its metadata; with neither, a default change (HistoryStore.rewrite); answers the entry as now served |
+ * | `POST /_sandbox/remove` (body: `{"id"}`, or `?id=`) | the entry is no longer served; answers `{"removed": id, "size": S}` |
+ * | `POST /_sandbox/expire?count=N` | retention: the N oldest entries (default 1) are no longer served; answers `{"expired": N, "size": S, "oldest": createdAt of the oldest still served, or null}` |
  * | `POST /_sandbox/raw[?at=RFC3339]` (body: any JSON) | serves the body as an entry, at the top or where `at` sorts |
  * | `POST /_sandbox/expire-tokens` | every token issued so far stops working |
  * | `POST /_sandbox/faults` | body: a FaultRule, `{"random": "429:0.1,…", "seed"?: n}`, or `{"clear": true}` |
@@ -17,10 +21,10 @@
  * | `POST /_sandbox/owners` (body: an owner tuple) | adds an owner |
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EntrySpec } from './history.js';
+import type { ServerContext } from './context.js';
+import type { EntrySpec, RewriteSpec } from './history.js';
 import { validateOwner } from './owners.js';
 import { send } from './respond.js';
-import type { ServerContext } from './server.js';
 
 const NDJSON_CHUNK_BYTES = 64 * 1024;
 
@@ -31,6 +35,20 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return {};
   return JSON.parse(body.toString('utf8'));
+}
+
+/** The body as a JSON object whose fields are all among `allowed`. */
+function parseObjectBody(body: Buffer, allowed: readonly string[]): Record<string, unknown> {
+  const value = parseJsonBody(body);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new RangeError('the body must be a JSON object');
+  }
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw new RangeError(`unknown field ${JSON.stringify(key)}; expected ${allowed.join(', ')}`);
+    }
+  }
+  return value as Record<string, unknown>;
 }
 
 /** Streams every entry as NDJSON with backpressure, in 64 KiB writes. */
@@ -92,8 +110,30 @@ export function handleControl(
         sendJson(res, 200, ctx.history.appendEntry(parseJsonBody(body) as EntrySpec));
         return;
       case 'POST /_sandbox/late':
+      case 'POST /_sandbox/backdate':
         sendJson(res, 200, ctx.history.insertLate(parseJsonBody(body) as EntrySpec & { at: string }));
         return;
+      case 'POST /_sandbox/rewrite': {
+        const { id, set, metadata } = parseObjectBody(body, ['id', 'set', 'metadata']);
+        const change: RewriteSpec = {};
+        if (set !== undefined) change.set = set as Record<string, unknown>;
+        if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
+        sendJson(res, 200, ctx.history.rewrite(id as string, change));
+        return;
+      }
+      case 'POST /_sandbox/remove': {
+        const id = query.get('id') ?? parseObjectBody(body, ['id'])['id'];
+        ctx.history.remove(id as string);
+        sendJson(res, 200, { removed: id, size: ctx.history.size });
+        return;
+      }
+      case 'POST /_sandbox/expire': {
+        const count = query.get('count') ?? '1';
+        if (!/^\d+$/.test(count))
+          throw new RangeError(`count must be a non-negative integer, not ${JSON.stringify(count)}`);
+        sendJson(res, 200, ctx.history.expire(Number(count)));
+        return;
+      }
       case 'POST /_sandbox/raw':
         ctx.history.insertRaw(JSON.parse(body.toString('utf8')), at === undefined ? {} : { at });
         sendJson(res, 200, { size: ctx.history.size });

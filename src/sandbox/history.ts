@@ -9,7 +9,10 @@
  * time are few and are kept as the JSON text they are served as.
  *
  * Order is KSUID order (string order of the sort key, ties broken by insertion index), kept in an
- * ascending array of entry indexes: appends push at the end, late arrivals splice in.
+ * ascending array of entry indexes: appends push at the end, late arrivals splice in, removals
+ * and expiry splice out. An entry no longer in `order` is no longer served; its index is never
+ * reused. A rewritten entry keeps its index and sort key and is served from the JSON text its
+ * rewrite stored in `custom`, whether it began as a seeded entry or not.
  *
  * A HARD_DELETE entry carries no snapshot. The brief defines the snapshot as "the settings
  * object as it was after the change", and after a hard delete there is no object; protojson
@@ -69,6 +72,24 @@ export interface EntrySpec {
   snapshot?: object | null;
   /** Extra metadata fields, merged last (they may override generated ones). */
   extraMetadata?: Record<string, unknown>;
+}
+
+/** How {@link HistoryStore.rewrite} changes an entry; with neither part, a default visible change. */
+export interface RewriteSpec {
+  /** Wire-named snapshot fields merged over the entry's snapshot, as {@link EntrySpec.set}. */
+  set?: Record<string, unknown>;
+  /** Fields merged over the entry's metadata (shallowly; `annotations` is replaced whole). */
+  metadata?: Record<string, unknown>;
+}
+
+/** What {@link HistoryStore.expire} did. */
+export interface ExpireResult {
+  /** Entries no longer served (fewer than asked when the history had fewer). */
+  readonly expired: number;
+  /** Entries served now. */
+  readonly size: number;
+  /** createdAt of the oldest entry still served; null when none is (or it has none: a raw value). */
+  readonly oldest: string | null;
 }
 
 /** Options of the seeded history. */
@@ -201,6 +222,10 @@ export class HistoryStore {
   private readonly emitUnpopulated: boolean;
   /** Indexes of entries inserted with insertRaw: served exactly as given, whatever the encoding. */
   private readonly raw = new Set<number>();
+  /** How many times each rewritten entry has been rewritten, by index. */
+  private readonly rewrites = new Map<number, number>();
+  /** Changes to the served history other than additions (rewrites, removals, expiry). */
+  private mutations = 0;
 
   constructor(options: HistoryOptions) {
     const n = options.entries;
@@ -359,9 +384,23 @@ export class HistoryStore {
     return lo;
   }
 
-  /** The JSON text of every entry, newest first, produced lazily (1 M entries never form one string). */
+  /**
+   * The JSON text of every entry, newest first, produced lazily (1 M entries never form one
+   * string). A change to the history while the lines are read is seen as a keyset page would see
+   * it: the lines go on with the entry that now sorts right below the last one produced.
+   */
   *jsonLines(): Generator<string> {
-    for (let p = this.order.length - 1; p >= 0; p--) yield this.jsonAt(p);
+    let version = this.version;
+    let p = this.order.length - 1;
+    while (p >= 0) {
+      const index = this.order[p]!;
+      yield this.jsonAt(p);
+      if (this.version !== version) {
+        version = this.version;
+        p = this.positionOf({ key: this.keys[index]!, index });
+      }
+      p--;
+    }
   }
 
   /** Every entry as served, newest first (fresh objects: changing them changes nothing). */
@@ -371,9 +410,167 @@ export class HistoryStore {
     return out;
   }
 
-  /** Changes whenever an entry is added: pages rendered earlier are stale. */
+  /** Changes whenever the served history changes (additions, rewrites, removals, expiry): pages rendered earlier are stale. */
   get version(): number {
-    return this.keys.length;
+    return this.keys.length + this.mutations;
+  }
+
+  /** createdAt of the entry at a listing position, or null when it has none (a raw value). */
+  createdAtAt(position: number): string | null {
+    const index = this.order[position];
+    if (index === undefined) throw new RangeError(`no entry at position ${position}`);
+    const json = this.custom.get(index);
+    if (json === undefined) return this.bulkTimestamp(index);
+    const value: unknown = JSON.parse(json);
+    const createdAt =
+      isRecord(value) && isRecord(value['metadata']) ? value['metadata']['createdAt'] : undefined;
+    return typeof createdAt === 'string' ? createdAt : null;
+  }
+
+  /** metadata.id as served; for a seeded entry, without generating its metadata. */
+  private servedId(index: number): unknown {
+    const json = this.custom.get(index);
+    if (json === undefined) return this.keys[index];
+    const value: unknown = JSON.parse(json);
+    return isRecord(value) && isRecord(value['metadata']) ? value['metadata']['id'] : undefined;
+  }
+
+  /**
+   * The listing position of the entry served with this metadata.id, or -1 when none is. When
+   * several are (a duplicate made with extraMetadata), the one whose KSUID is the id, else the
+   * newest. Costs a binary search, plus a scan of the entries added at run time when the id is
+   * not a sort key.
+   */
+  positionOfId(id: string): number {
+    for (let p = this.positionOf({ key: id, index: -1 }); p < this.order.length; p++) {
+      const index = this.order[p]!;
+      if (this.keys[index] !== id) break;
+      if (this.servedId(index) === id) return p;
+    }
+    let best = -1;
+    for (const index of this.custom.keys()) {
+      if (this.keys[index] === id || this.servedId(index) !== id) continue;
+      const p = this.positionOf({ key: this.keys[index]!, index });
+      if (this.order[p] === index && p > best) best = p;
+    }
+    return best;
+  }
+
+  private requirePosition(id: unknown, what: string): number {
+    if (typeof id !== 'string' || id === '') throw new RangeError(`${what}: id must be a non-empty string`);
+    const position = this.positionOfId(id);
+    if (position < 0) throw new RangeError(`${what}: no entry with id ${JSON.stringify(id)} is served`);
+    return position;
+  }
+
+  /** Drops what is kept for an entry that is no longer served. */
+  private forget(index: number): void {
+    this.custom.delete(index);
+    this.raw.delete(index);
+    this.rewrites.delete(index);
+  }
+
+  /**
+   * Rewrites an entry at the source: it keeps its id, createdAt and listing position but is
+   * served with other content from now on. `set` is merged over its snapshot (as EntrySpec.set;
+   * an entry without a snapshot refuses it), `metadata` over its metadata (id and createdAt may
+   * not change). With neither, a default change: `requireToolApproval` flips (when there is a
+   * snapshot) and an annotation with key `sandbox_rewrite` names the rewrite's number, so every
+   * rewrite of an entry serves a version different from all its earlier ones. The current
+   * settings and the newest instant are left as they are. Returns the entry as now served.
+   */
+  rewrite(id: string, change: RewriteSpec = {}): SandboxEntry {
+    const position = this.requirePosition(id, 'rewrite');
+    const { set, metadata: extra } = change;
+    if (set !== undefined && !isRecord(set)) throw new RangeError('rewrite: set must be an object');
+    if (extra !== undefined && !isRecord(extra)) throw new RangeError('rewrite: metadata must be an object');
+    const index = this.order[position]!;
+    const stored: unknown = JSON.parse(this.custom.get(index) ?? this.bulkJson(index));
+    if (!isRecord(stored) || !isRecord(stored['metadata'])) {
+      throw new RangeError(`rewrite: entry ${JSON.stringify(id)} has no metadata object`);
+    }
+    const metadata: Record<string, unknown> = { ...stored['metadata'] };
+    let snapshot = stored['snapshot'];
+    const raw = this.raw.has(index);
+    const mergeSnapshot = (fields: Record<string, unknown>): void => {
+      if (!isRecord(snapshot)) {
+        throw new RangeError(`rewrite: entry ${JSON.stringify(id)} has no snapshot to set fields on`);
+      }
+      // Raw entries are served exactly as given: no defaults are dropped from them.
+      const merged = mergeSettings(snapshot, fields);
+      snapshot = raw ? merged : omitDefaults(merged);
+    };
+    const count = (this.rewrites.get(index) ?? 0) + 1;
+    if (set === undefined && extra === undefined) {
+      if (isRecord(snapshot))
+        mergeSnapshot({ requireToolApproval: snapshot['requireToolApproval'] !== true });
+      const note = annotation(
+        'sandbox_rewrite',
+        'ANNOTATION_KIND_REASON',
+        `rewrite-${count}`,
+        `Rewritten at the source (rewrite ${count})`,
+        'Rewrite',
+        '',
+      );
+      const before = Array.isArray(metadata['annotations']) ? (metadata['annotations'] as unknown[]) : [];
+      const at = before.findIndex((a) => isRecord(a) && a['key'] === 'sandbox_rewrite');
+      metadata['annotations'] =
+        at < 0 ? [...before, note] : [...before.slice(0, at), note, ...before.slice(at + 1)];
+    } else {
+      if (set !== undefined) mergeSnapshot(set);
+      if (extra !== undefined) {
+        for (const field of ['id', 'createdAt']) {
+          if (Object.hasOwn(extra, field) && extra[field] !== metadata[field]) {
+            throw new RangeError(
+              `rewrite: an entry keeps its ${field}; remove it and backdate a new one to move it`,
+            );
+          }
+        }
+        Object.assign(metadata, extra);
+      }
+    }
+    const next: Record<string, unknown> = { ...stored, metadata };
+    if (Object.hasOwn(stored, 'snapshot')) next['snapshot'] = snapshot;
+    this.custom.set(index, JSON.stringify(next));
+    this.rewrites.set(index, count);
+    this.mutations++;
+    return JSON.parse(this.jsonAt(position)) as SandboxEntry;
+  }
+
+  /**
+   * Removes an entry from the middle (or anywhere) of the history: it is no longer served.
+   * Pages go on around it in both paging modes (an offset listing that has already passed it
+   * skips one entry, as a naive service would). The current settings and the newest instant are
+   * left as they are. Returns the entry as it was served.
+   */
+  remove(id: string): SandboxEntry {
+    const position = this.requirePosition(id, 'remove');
+    const entry = JSON.parse(this.jsonAt(position)) as SandboxEntry;
+    const index = this.order[position]!;
+    this.order.splice(position, 1);
+    this.forget(index);
+    this.mutations++;
+    return entry;
+  }
+
+  /**
+   * Retention ran out: the `count` oldest entries in listing order (all of them when there are
+   * fewer) are no longer served. Snapshots still served keep the createdAt of their settings
+   * object even when the CREATE that began it has expired.
+   */
+  expire(count = 1): ExpireResult {
+    if (!Number.isSafeInteger(count) || count < 0)
+      throw new RangeError('count must be a non-negative integer');
+    const n = Math.min(count, this.order.length);
+    if (n > 0) {
+      for (const index of this.order.splice(0, n)) this.forget(index);
+      this.mutations++;
+    }
+    return {
+      expired: n,
+      size: this.order.length,
+      oldest: this.order.length === 0 ? null : this.createdAtAt(0),
+    };
   }
 
   private insert(key: string, json: string): void {
@@ -494,6 +691,15 @@ export class HistoryStore {
     const json = JSON.stringify(entry);
     this.insert(key, json);
     return JSON.parse(json) as SandboxEntry;
+  }
+
+  /**
+   * Backdates an entry: an insertion into the past, served at the position its KSUID sorts to,
+   * however far behind the newest entry `at` lies (before the oldest one too). The same as
+   * {@link insertLate}, under the name the reconcile tests use.
+   */
+  backdate(spec: EntrySpec & { at: string }): SandboxEntry {
+    return this.insertLate(spec);
   }
 
   /**

@@ -22,21 +22,22 @@
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { AuthService, type SandboxCredentialSet } from './auth.js';
+import type { MutableStats, SandboxStats } from './context.js';
 import { FaultInjector, type FaultRule } from './faults.js';
-import { type EntrySpec, HistoryStore } from './history.js';
+import { type EntrySpec, type ExpireResult, HistoryStore, type RewriteSpec } from './history.js';
 import { OwnerStore, type OwnerTuple, type SandboxOwners, seededOwners } from './owners.js';
 import { PageTokens } from './paging.js';
 import { appendScenarios } from './scenarios.js';
-import { createSandboxServer, type MutableStats, type SandboxStats } from './server.js';
+import { createSandboxServer } from './server.js';
 import { parseTimestamp, type SandboxEntry } from './wire.js';
 
 export type { SandboxCredentialSet, SandboxCredentials } from './auth.js';
+export type { SandboxStats } from './context.js';
 export type { FaultKind, FaultRoute, FaultRule } from './faults.js';
 export { FAULT_KINDS, parseFaultSpec, RANDOM_FAULT_KINDS } from './faults.js';
-export type { AnnotationSpec, EntrySpec } from './history.js';
+export type { AnnotationSpec, EntrySpec, ExpireResult, RewriteSpec } from './history.js';
 export { decodeKsuid, encodeKsuid, KSUID_EPOCH, ksuidAt, ksuidSeconds } from './ksuid.js';
 export type { OwnerTuple, SandboxOwners } from './owners.js';
-export type { SandboxStats } from './server.js';
 export type { SandboxActor, SandboxAnnotation, SandboxEntry, SandboxMetadata } from './wire.js';
 
 /** How to start a sandbox; every option has a default. */
@@ -105,6 +106,23 @@ export interface SandboxHistory {
   insertLate(spec: EntrySpec & { at: string }): SandboxEntry;
   /** Serves any JSON value as an entry, at the top or where an entry created at `at` would sort. */
   insertRaw(raw: unknown, options?: { at?: string }): void;
+  /**
+   * Backdates an entry: inserted into the past, however far behind the newest entry, served where
+   * its KSUID sorts. The same as insertLate.
+   */
+  backdate(spec: EntrySpec & { at: string }): SandboxEntry;
+  /**
+   * Rewrites an entry at the source: same id, createdAt and position, other content from now on
+   * (`set` over its snapshot, `metadata` over its metadata; with neither, a default change that
+   * differs from every earlier version). Returns the entry as now served.
+   */
+  rewrite(id: string, change?: RewriteSpec): SandboxEntry;
+  /** Stops serving the entry with this id (anywhere in the history). Returns it as it was served. */
+  remove(id: string): SandboxEntry;
+  /** Retention: stops serving the `count` oldest entries (default 1). */
+  expire(count?: number): ExpireResult;
+  /** Listing position (0 = oldest) of the entry served with this metadata.id, or -1. */
+  positionOfId(id: string): number;
 }
 
 /** Scripted and random fault injection. */

@@ -11,47 +11,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { AuthService } from './auth.js';
+import type { ServerContext } from './context.js';
 import { handleControl } from './control.js';
-import type { FaultDecision, FaultInjector, FaultRoute } from './faults.js';
-import type { HistoryStore } from './history.js';
-import { matchOwnerPath, type OwnerStore, type OwnerTuple } from './owners.js';
-import { type PageCursor, type PageTokens, parseHistoryQuery } from './paging.js';
+import type { FaultDecision, FaultRoute } from './faults.js';
+import { matchOwnerPath, type OwnerTuple } from './owners.js';
+import { type PageCursor, parseHistoryQuery } from './paging.js';
 import { send, sendBytes } from './respond.js';
-
-/** Live request counters. */
-export interface SandboxStats {
-  /** API requests (token, history, delete and unknown paths; control requests are not counted). */
-  readonly requests: number;
-  readonly tokenRequests: number;
-  readonly historyRequests: number;
-  readonly deleteRequests: number;
-  /** History entries sent in successful pages. */
-  readonly entriesServed: number;
-  /** Query parameters of the last history request (last value of each name). */
-  readonly lastHistoryQuery: Readonly<Record<string, string>> | undefined;
-}
-
-/** The mutable counters behind {@link SandboxStats}. */
-export interface MutableStats {
-  requests: number;
-  tokenRequests: number;
-  historyRequests: number;
-  deleteRequests: number;
-  entriesServed: number;
-  lastHistoryQuery: Readonly<Record<string, string>> | undefined;
-}
-
-/** Everything the server serves from. */
-export interface ServerContext {
-  readonly history: HistoryStore;
-  readonly auth: AuthService;
-  readonly faults: FaultInjector;
-  readonly owners: OwnerStore;
-  readonly tokens: PageTokens;
-  readonly paging: 'keyset' | 'offset';
-  readonly stats: MutableStats;
-}
 
 /** The HTTP server and how to stop it completely. */
 export interface SandboxServer {
