@@ -11,6 +11,7 @@ import { ExitCode } from './commands/exit.js';
 import { exportCommand } from './commands/export.js';
 import { migrateCommand } from './commands/migrate.js';
 import { ownersCommand } from './commands/owners.js';
+import { reconcileCommand } from './commands/reconcile.js';
 import { reportCommand } from './commands/report.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { settingsCommand } from './commands/settings.js';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   program.addCommand(demoCommand());
   program.addCommand(migrateCommand());
   program.addCommand(syncCommand());
+  program.addCommand(reconcileCommand());
   program.addCommand(alertsCommand());
   program.addCommand(sandboxCommand());
   program.addCommand(workerCommand());

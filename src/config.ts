@@ -57,6 +57,8 @@ export interface Config {
   readonly dataDir: string;
   /** Cron expression (UTC) of the worker. */
   readonly schedule: string;
+  /** Cron expression (UTC) of the worker's reconcile (integrity.md); undefined when `off`. */
+  readonly reconcileSchedule: string | undefined;
   /** Default page size for tenants that do not set one. */
   readonly pageSize: number;
   /** Default lookback for tenants that do not set one. */
@@ -157,6 +159,19 @@ function secretOrFile(env: Env, name: string, baseDir: string): string | undefin
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;
+}
+
+/** Once a day, at a quiet minute (UTC). */
+export const DEFAULT_RECONCILE_SCHEDULE = '41 3 * * *';
+
+/** A cron expression of 5 or 6 fields (node-cron checks the fields themselves when the worker starts). */
+function cronSetting(env: Env, name: string, fallback: string): string {
+  const value = nonEmpty(env[name])?.trim() ?? fallback;
+  const fields = value.split(/\s+/);
+  if (fields.length < 5 || fields.length > 6) {
+    throw new ConfigError(name, `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 function intSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -443,14 +458,12 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must start with postgres:// or postgresql://');
   }
-  const schedule = nonEmpty(env['GOVTRAIL_SCHEDULE'])?.trim() ?? '*/15 * * * *';
-  const fields = schedule.split(/\s+/);
-  if (fields.length < 5 || fields.length > 6) {
-    throw new ConfigError(
-      'GOVTRAIL_SCHEDULE',
-      `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(schedule)}`,
-    );
-  }
+  const schedule = cronSetting(env, 'GOVTRAIL_SCHEDULE', '*/15 * * * *');
+  const reconcileRaw = nonEmpty(env['GOVTRAIL_RECONCILE_SCHEDULE'])?.trim();
+  const reconcileSchedule =
+    reconcileRaw?.toLowerCase() === 'off'
+      ? undefined
+      : cronSetting(env, 'GOVTRAIL_RECONCILE_SCHEDULE', DEFAULT_RECONCILE_SCHEDULE);
   const webhookSecret = secretOrFile(env, 'GOVTRAIL_WEBHOOK_SECRET', cwd);
 
   const config: Config = {
@@ -458,6 +471,7 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     databaseUrl,
     dataDir: path.resolve(cwd, nonEmpty(env['GOVTRAIL_DATA_DIR']) ?? '.govtrail'),
     schedule,
+    reconcileSchedule,
     pageSize: defaults.pageSize,
     lookbackMs: defaults.lookbackMs,
     maxPages: intSetting(env, 'GOVTRAIL_MAX_PAGES', 200_000, 1, 100_000_000),

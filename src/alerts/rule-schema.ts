@@ -38,6 +38,11 @@ export interface ConditionSpec {
     | undefined;
   /** A change kind, actor kind, annotation kind or settings enum value not in this version's lists. */
   readonly unrecognised_values?: true | undefined;
+  /**
+   * The source disagrees with the store about this entry in one of these ways (integrity.md):
+   * evaluated on each new finding of a sync or reconcile, never on an entry's change.
+   */
+  readonly source_discrepancy?: { readonly kinds: readonly SourceDiscrepancyKind[] } | undefined;
   /** At least `count` entries of the tenant within `window` (`1h`, `30m`, `2d`) ending at this entry. */
   readonly entries_in_window?: { readonly count: number; readonly window: string } | undefined;
   readonly any_of?: readonly ConditionSpec[] | undefined;
@@ -48,6 +53,15 @@ export interface ConditionSpec {
   /** Run-level: this many consecutive failed runs of a tenant. */
   readonly consecutive_failed_runs?: number | undefined;
 }
+
+/** The discrepancy kinds of integrity.md. */
+export const SOURCE_DISCREPANCY_KINDS = [
+  'changed_at_source',
+  'missing_at_source',
+  'expired_at_source',
+  'backdated',
+] as const;
+export type SourceDiscrepancyKind = (typeof SOURCE_DISCREPANCY_KINDS)[number];
 
 /** Condition keys evaluated by run-level functions rather than per entry. */
 export const RUN_LEVEL_KEYS = ['backfill_digest', 'consecutive_failed_runs'] as const;
@@ -122,6 +136,7 @@ const CONDITION_KEYS = [
   'actor_kind_in',
   'annotation_missing',
   'unrecognised_values',
+  'source_discrepancy',
   'entries_in_window',
   'any_of',
   'all_of',
@@ -140,6 +155,16 @@ const ConditionSchema: z.ZodType<ConditionSpec> = z.lazy(() =>
         .strict()
         .optional(),
       unrecognised_values: z.literal(true).optional(),
+      source_discrepancy: z
+        .object({
+          kinds: nonEmptyList(
+            z.enum(SOURCE_DISCREPANCY_KINDS, {
+              message: `must be one of ${SOURCE_DISCREPANCY_KINDS.join(', ')}`,
+            }),
+          ),
+        })
+        .strict()
+        .optional(),
       entries_in_window: z
         .object({
           count: z.number().int().min(2),

@@ -28,6 +28,7 @@ import {
   parseWindowSeconds,
   type Rule,
   type RulePack,
+  type SourceDiscrepancyKind,
 } from './rule-schema.js';
 import type { AlertChange, AlertContext, AlertDraft, AlertTicket, Severity } from './types.js';
 
@@ -85,6 +86,18 @@ export interface RuleContext {
    * included, in time order (oldest first). Keys after this entry are ignored.
    */
   readonly recentEntryKeys: readonly string[];
+  /** Set only when a finding about this entry is evaluated (discrepancyAlerts). */
+  readonly discrepancy?: DiscrepancyFacts | undefined;
+}
+
+/** A new finding of a sync or reconcile (integrity.md), as rules see it. */
+export interface DiscrepancyFacts {
+  readonly kind: SourceDiscrepancyKind;
+  readonly discrepancyId: number;
+  readonly runId: number;
+  /** Hex content hashes; null where that side is absent. */
+  readonly storedSha256: string | null;
+  readonly sourceSha256: string | null;
 }
 
 /** A value this version does not know, and where it was seen. */
@@ -105,7 +118,7 @@ const MAX_SUMMARY_CHANGES = 10;
 export function firingRuleIds(pack: RulePack, ctx: RuleContext): string[] {
   const ids: string[] = [];
   for (const rule of pack.rules) {
-    if (!rule.enabled || isRunLevel(rule)) continue;
+    if (!rule.enabled || isRunLevel(rule) || isDiscrepancyLevel(rule)) continue;
     if (evaluate(rule.condition, ctx).matched) ids.push(rule.id);
   }
   return ids;
@@ -113,9 +126,35 @@ export function firingRuleIds(pack: RulePack, ctx: RuleContext): string[] {
 
 /** Evaluates every enabled per-entry rule against one entry; one draft per rule that fires. */
 export function evaluateRules(pack: RulePack, ctx: RuleContext): AlertDraft[] {
+  return evaluateEntryRules(pack, ctx, (rule) => !isRunLevel(rule) && !isDiscrepancyLevel(rule));
+}
+
+/**
+ * Evaluates the rules about findings (a `source_discrepancy` condition) against one new finding:
+ * one draft per rule that fires, deduplicated per finding — rule, tenant, entry, kind and source
+ * hash — so the same finding seen again raises nothing and a further rewrite raises again.
+ * `ctx` describes the entry as served (as stored, for a missing or expired one), its changes are
+ * the diff from the stored snapshot to the served one, and `ctx.discrepancy` is set.
+ */
+export function discrepancyAlerts(
+  pack: RulePack,
+  ctx: RuleContext & { discrepancy: DiscrepancyFacts },
+): AlertDraft[] {
+  const d = ctx.discrepancy;
+  return evaluateEntryRules(pack, ctx, isDiscrepancyLevel).map((draft) => ({
+    ...draft,
+    dedupeKey: `${draft.dedupeKey}:${d.kind}:${d.sourceSha256 ?? 'none'}`,
+  }));
+}
+
+function evaluateEntryRules(
+  pack: RulePack,
+  ctx: RuleContext,
+  applies: (rule: Rule) => boolean,
+): AlertDraft[] {
   const drafts: AlertDraft[] = [];
   for (const rule of pack.rules) {
-    if (!rule.enabled || isRunLevel(rule)) continue;
+    if (!rule.enabled || !applies(rule)) continue;
     const outcome = evaluate(rule.condition, ctx);
     if (!outcome.matched) continue;
     let severity: Severity = rule.severity;
@@ -258,6 +297,17 @@ export function unrecognisedValues(
   return out;
 }
 
+/** Whether a rule is about findings against the source (a `source_discrepancy` condition anywhere in it). */
+export function isDiscrepancyLevel(rule: Rule): boolean {
+  const visit = (c: ConditionSpec | undefined): boolean =>
+    c !== undefined &&
+    (c.source_discrepancy !== undefined ||
+      (c.any_of ?? []).some(visit) ||
+      (c.all_of ?? []).some(visit) ||
+      visit(c.not));
+  return visit(rule.condition);
+}
+
 /** Whether a rule is evaluated per run (digest, sync failing) rather than per entry. */
 export function isRunLevel(rule: Rule): boolean {
   return rule.condition.backfill_digest !== undefined || rule.condition.consecutive_failed_runs !== undefined;
@@ -295,6 +345,23 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
   if (c.unrecognised_values !== undefined) {
     const found = unrecognisedValues(ctx);
     return found.length === 0 ? NO_MATCH : { ...PLAIN_MATCH, details: { unrecognised: found } };
+  }
+  if (c.source_discrepancy !== undefined) {
+    const d = ctx.discrepancy;
+    return d !== undefined && c.source_discrepancy.kinds.includes(d.kind)
+      ? {
+          ...PLAIN_MATCH,
+          details: {
+            discrepancy: {
+              kind: d.kind,
+              discrepancyId: d.discrepancyId,
+              runId: d.runId,
+              storedSha256: d.storedSha256,
+              sourceSha256: d.sourceSha256,
+            },
+          },
+        }
+      : NO_MATCH;
   }
   if (c.entries_in_window !== undefined) {
     const { count, window } = c.entries_in_window;
@@ -458,12 +525,25 @@ function runContext(
 }
 
 /** `1 change: requireToolApproval: true → false. PUT by API user 2x… at …, no ticket.` */
+/** The first sentence of a finding's alert summary, by kind. */
+const DISCREPANCY_SENTENCE: Readonly<Record<SourceDiscrepancyKind, string>> = {
+  changed_at_source:
+    'The source now serves this entry with different content; the stored original is kept. Served vs stored:',
+  missing_at_source: 'The source no longer serves this stored entry, while it still serves older ones.',
+  expired_at_source:
+    'This stored entry is older than anything the source still serves (its retention ran out).',
+  backdated:
+    'The source serves this entry, dated behind what any incremental run looks at; it is now stored.',
+};
+
 function entrySummary(
   ctx: RuleContext,
   context: AlertContext,
   details: Readonly<Record<string, unknown>>,
 ): string {
   const parts: string[] = [];
+  const found = details['discrepancy'] as DiscrepancyFacts | undefined;
+  if (found !== undefined) parts.push(DISCREPANCY_SENTENCE[found.kind]);
   const shown = context.changes.slice(0, MAX_SUMMARY_CHANGES);
   if (shown.length > 0) {
     const more = context.changes.length - shown.length;

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { createAlerting } from '../alerts/setup.js';
+import type { Config, TenantConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import { syncTenant } from '../sync/service.js';
@@ -18,20 +19,7 @@ export function syncCommand(): Command {
     .action(async (opts: { tenant?: string }) => {
       const ctx = createContext();
       const { config } = ctx;
-      if (config.tenants.length === 0) {
-        throw new ConfigError(
-          'GOVTRAIL_CLIENT_ID',
-          'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
-        );
-      }
-      const tenants =
-        opts.tenant === undefined ? config.tenants : config.tenants.filter((t) => t.name === opts.tenant);
-      if (tenants.length === 0) {
-        throw new ConfigError(
-          '--tenant',
-          `no configured tenant is named ${JSON.stringify(opts.tenant)}; configured: ${config.tenants.map((t) => t.name).join(', ')}`,
-        );
-      }
+      const tenants = selectTenants(config, opts.tenant);
       const database = await ctx.openDatabase();
       const summaries: SyncRunSummary[] = [];
       let delivery = '';
@@ -62,6 +50,27 @@ export function syncCommand(): Command {
       ctx.out.write(`${formatSummaries(summaries)}\n${delivery ? `${delivery}\n` : ''}`);
       if (summaries.some((s) => s.status === 'failed')) throw new ExitCode(1);
     });
+}
+
+/**
+ * The configured tenants, or the one named; a usage error naming the setting when there is none.
+ * @throws ConfigError
+ */
+export function selectTenants(config: Config, name: string | undefined): readonly TenantConfig[] {
+  if (config.tenants.length === 0) {
+    throw new ConfigError(
+      'GOVTRAIL_CLIENT_ID',
+      'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
+    );
+  }
+  const tenants = name === undefined ? config.tenants : config.tenants.filter((t) => t.name === name);
+  if (tenants.length === 0) {
+    throw new ConfigError(
+      '--tenant',
+      `no configured tenant is named ${JSON.stringify(name)}; configured: ${config.tenants.map((t) => t.name).join(', ')}`,
+    );
+  }
+  return tenants;
 }
 
 export function formatSummaries(summaries: readonly SyncRunSummary[]): string {

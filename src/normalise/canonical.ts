@@ -118,6 +118,20 @@ export function canonicalJsonbText(value: unknown): { text: string; hashText: st
 }
 
 /**
+ * An entry's content hash (integrity.md): sha256 of its canonical JSON as jsonb reads it back —
+ * `canonicalJsonbText(raw).hashText` — so key order, whitespace and the characters jsonb cannot
+ * keep never count as a change, and a stored row and a served entry compare byte for byte.
+ */
+export function contentHashOfText(canonicalRaw: string): Buffer {
+  return createHash('sha256').update(canonicalRaw).digest();
+}
+
+/** The content hash of a raw entry (as served, or as read back from jsonb). */
+export function contentHash(raw: unknown): Buffer {
+  return contentHashOfText(canonicalJsonbText(raw).hashText);
+}
+
+/**
  * rowHash for a row whose raw value is given as its canonical JSON text (canonicalJsonbText's
  * `hashText`): the same bytes as rowHash, without serialising raw again.
  */

@@ -104,6 +104,19 @@ export async function findEntryBefore(
   return rows[0] === undefined ? undefined : toChrono(tenantId, rows[0]);
 }
 
+/** Stored entries by id, as the change walk reads them (for the alerts of findings against the source). */
+export async function findChronoEntries(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, ChronoEntry>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<ChronoRow>`
+    select ${CHRONO_COLUMNS} from unnest(${ids as string[]}::text[]) as i(id)
+    join govtrail.history_entry e on e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C"`.execute(db);
+  return new Map(rows.map((r) => [r.entry_id, toChrono(tenantId, r)]));
+}
+
 /** created_at keys of entries in [from, before), oldest first: the burst window before a position. */
 export async function findEntryTimesBetween(
   db: Session,

@@ -5,30 +5,52 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { canonicalJson, canonicalJsonbText, rowHashOfText, toJsonbText } from '../normalise/canonical.js';
+import {
+  canonicalJson,
+  canonicalJsonbText,
+  contentHash,
+  contentHashOfText,
+  rowHashOfText,
+  toJsonbText,
+} from '../normalise/canonical.js';
 import type { NormalisedEntry } from '../normalise/types.js';
 import { copyRows } from './copy.js';
 import { type CopyPayload, type CopyValue, encodeCopyRows } from './copy-format.js';
 import type { Session } from './database.js';
 
 /**
- * Of the given ids, those already stored for the tenant: one primary-key probe per id. (The
- * plainer `entry_id = any($ids)` is planned, while a backfill's rows are uncommitted and the table
- * has no statistics, as a scan of every row of the tenant — each batch then cost more than the
- * last: 0.5 s per batch at 300 000 rows.)
+ * Of the given ids, those already stored for the tenant, each with its content hash: one
+ * primary-key probe per id. (The plainer `entry_id = any($ids)` is planned, while a backfill's rows
+ * are uncommitted and the table has no statistics, as a scan of every row of the tenant — each batch
+ * then cost more than the last: 0.5 s per batch at 300 000 rows.) A row stored before migration
+ * 0004 has no content_sha256: its hash is computed from raw here, the one place that knows.
  */
+export async function findStoredContent(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, Buffer>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<{ entry_id: string; content_sha256: Buffer | null; raw: unknown }>`
+    select i.id as entry_id, stored.content_sha256,
+           case when stored.content_sha256 is null then stored.raw end as raw
+    from unnest(${ids as string[]}::text[]) as i(id)
+    cross join lateral (
+      select e.content_sha256, e.raw from govtrail.history_entry e
+      where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
+  const out = new Map<string, Buffer>();
+  for (const r of rows)
+    out.set(r.entry_id, r.content_sha256 === null ? contentHash(r.raw) : Buffer.from(r.content_sha256));
+  return out;
+}
+
+/** Of the given ids, those already stored for the tenant. */
 export async function findStoredEntryIds(
   db: Session,
   tenantId: string,
   ids: readonly string[],
 ): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await sql<{ entry_id: string }>`
-    select i.id as entry_id from unnest(${ids as string[]}::text[]) as i(id)
-    cross join lateral (
-      select 1 from govtrail.history_entry e
-      where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
-  return new Set(rows.map((r) => r.entry_id));
+  return new Set((await findStoredContent(db, tenantId, ids)).keys());
 }
 
 /** row_hash of the tenant's last stored row (storage order), or null for a tenant with none. */
@@ -64,6 +86,7 @@ const ENTRY_COLUMNS = [
   'raw',
   'run_id',
   'row_hash',
+  'content_sha256',
 ] as const;
 const ANNOTATION_COLUMNS = [
   'tenant_id',
@@ -137,6 +160,7 @@ function* entryRows(
       raw.text,
       runId,
       chain.hash,
+      contentHashOfText(raw.hashText),
     ];
   }
 }

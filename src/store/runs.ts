@@ -6,6 +6,8 @@ import { sql } from 'kysely';
 import type { Session } from './database.js';
 
 export type RunTrigger = 'cli' | 'schedule' | 'demo';
+/** What a ledger row records: a sync, or a reconcile against the whole source history. */
+export type RunKind = 'sync' | 'reconcile';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
 
 export interface Checkpoint {
@@ -63,22 +65,29 @@ export async function startRun(
   tenantId: string,
   trigger: RunTrigger,
   checkpointBefore: string | null,
+  kind: RunKind = 'sync',
 ): Promise<number> {
   const row = await db
     .insertInto('govtrail.sync_run')
-    .values({ tenant_id: tenantId, trigger, checkpoint_before: checkpointBefore })
+    .values({ tenant_id: tenantId, trigger, checkpoint_before: checkpointBefore, kind })
     .returning('run_id')
     .executeTakeFirstOrThrow();
   return row.run_id;
 }
 
 /** Records a run that did not start because another process holds the tenant's lock. */
-export async function recordSkippedRun(db: Session, tenantId: string, trigger: RunTrigger): Promise<number> {
+export async function recordSkippedRun(
+  db: Session,
+  tenantId: string,
+  trigger: RunTrigger,
+  kind: RunKind = 'sync',
+): Promise<number> {
   const row = await db
     .insertInto('govtrail.sync_run')
     .values({
       tenant_id: tenantId,
       trigger,
+      kind,
       status: 'skipped',
       finished_at: sql<Date>`now()` as unknown as Date,
       error_message: 'another process holds the tenant lock',
@@ -100,7 +109,7 @@ export async function failOrphanedRuns(db: Session, tenantId: string): Promise<n
       finished_at: sql<Date>`now()` as unknown as Date,
       error_code: 'ABORTED',
       error_message:
-        'the process running this sync ended before it finished (killed or crashed); nothing it fetched was kept',
+        'the process running this run ended before it finished (killed or crashed); nothing it fetched was kept',
     })
     .where('tenant_id', '=', tenantId)
     .where('status', '=', 'running')
@@ -115,6 +124,21 @@ export interface RunCounters {
   entriesRejected: number;
   warnings: number;
   httpRetries: number;
+  /** Re-served stored entries whose content hash matched. */
+  entriesMatched: number;
+  /** Re-served stored entries whose content hash differed (changed_at_source). */
+  entriesChanged: number;
+}
+
+/** What a reconcile adds to its ledger row (integrity.md): its counts and the range it covered. */
+export interface ReconcileLedger {
+  readonly entriesNew: number;
+  readonly entriesMissing: number;
+  readonly entriesExpired: number;
+  readonly entriesBackdated: number;
+  /** Oldest and newest createdAt served, verbatim and as keys (null when nothing was served). */
+  readonly coveredFrom: { readonly text: string; readonly key: string } | null;
+  readonly coveredTo: { readonly text: string; readonly key: string } | null;
 }
 
 export async function finishRun(
@@ -127,8 +151,11 @@ export async function finishRun(
     stopReason: 'checkpoint' | 'end_of_history' | null;
     errorCode?: string | null;
     errorMessage?: string | null;
+    /** Only for a reconcile. */
+    reconcile?: ReconcileLedger | undefined;
   },
 ): Promise<void> {
+  const r = outcome.reconcile;
   await db
     .updateTable('govtrail.sync_run')
     .set({
@@ -144,17 +171,37 @@ export async function finishRun(
       stop_reason: outcome.stopReason,
       error_code: outcome.errorCode ?? null,
       error_message: outcome.errorMessage ?? null,
+      entries_changed: outcome.counters.entriesChanged,
+      ...(r === undefined
+        ? {}
+        : {
+            entries_matched: outcome.counters.entriesMatched,
+            entries_new: r.entriesNew,
+            entries_missing: r.entriesMissing,
+            entries_expired: r.entriesExpired,
+            entries_backdated: r.entriesBackdated,
+            covered_from: r.coveredFrom?.key ?? null,
+            covered_to: r.coveredTo?.key ?? null,
+            covered_from_text: r.coveredFrom?.text ?? null,
+            covered_to_text: r.coveredTo?.text ?? null,
+          }),
     })
     .where('run_id', '=', runId)
     .execute();
 }
 
-/** Statuses of the tenant's most recent runs, newest first (skipped runs excluded). */
-export async function recentRunStatuses(db: Session, tenantId: string, limit: number): Promise<RunStatus[]> {
+/** Statuses of the tenant's most recent runs of a kind, newest first (skipped runs excluded). */
+export async function recentRunStatuses(
+  db: Session,
+  tenantId: string,
+  limit: number,
+  kind: RunKind = 'sync',
+): Promise<RunStatus[]> {
   const rows = await db
     .selectFrom('govtrail.sync_run')
     .select('status')
     .where('tenant_id', '=', tenantId)
+    .where('kind', '=', kind)
     .where('status', 'in', ['succeeded', 'failed'])
     .orderBy('run_id', 'desc')
     .limit(limit)

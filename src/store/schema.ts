@@ -25,6 +25,18 @@ export interface SyncRunTable {
   stop_reason: string | null;
   error_code: string | null;
   error_message: string | null;
+  /** `sync` or `reconcile` (0004). */
+  kind: Generated<string>;
+  entries_matched: number | null;
+  entries_new: number | null;
+  entries_changed: number | null;
+  entries_missing: number | null;
+  entries_expired: number | null;
+  entries_backdated: number | null;
+  covered_from: Timestamp | null;
+  covered_to: Timestamp | null;
+  covered_from_text: string | null;
+  covered_to_text: string | null;
 }
 
 export interface HistoryEntryTable {
@@ -42,6 +54,8 @@ export interface HistoryEntryTable {
   loaded_at: GeneratedTimestamp;
   seq: Generated<number>;
   row_hash: Buffer | Uint8Array;
+  /** sha256 of the canonical JSON of raw (0004); NULL for rows stored before it. */
+  content_sha256: Buffer | Uint8Array | null;
 }
 
 export interface HistoryAnnotationTable {
@@ -147,6 +161,19 @@ export interface OwnerRemovalTable {
   error: string | null;
 }
 
+export interface SourceDiscrepancyTable {
+  discrepancy_id: Generated<number>;
+  tenant_id: string;
+  entry_id: string;
+  kind: string;
+  detected_at: GeneratedTimestamp;
+  run_id: number;
+  entry_created_at: Timestamp | null;
+  stored_sha256: string | null;
+  source_sha256: string | null;
+  source_raw: Json | null;
+}
+
 export interface SchemaMigrationTable {
   version: number;
   name: string;
@@ -166,4 +193,5 @@ export interface DB {
   'govtrail.alert_delivery': AlertDeliveryTable;
   'govtrail.owner_removal': OwnerRemovalTable;
   'govtrail.schema_migration': SchemaMigrationTable;
+  'govtrail.source_discrepancy': SourceDiscrepancyTable;
 }

@@ -4,7 +4,7 @@
  * Read-only.
  */
 import { sql } from 'kysely';
-import { rowHash } from '../normalise/canonical.js';
+import { contentHash, rowHash } from '../normalise/canonical.js';
 import { normaliseEntry } from '../normalise/entry.js';
 import type { Session } from './database.js';
 
@@ -13,7 +13,9 @@ export type TamperKind =
   | 'missing_predecessor'
   | 'annotation_mismatch'
   | 'snapshot_mismatch'
-  | 'run_count_mismatch';
+  | 'run_count_mismatch'
+  /** content_sha256 (0004) does not match raw: reconcile would report a rewrite that is not one. */
+  | 'content_hash_mismatch';
 
 export interface TamperFinding {
   readonly tenantId: string;
@@ -107,8 +109,9 @@ async function verifyTenant(
   const perRun = new Map<string, number>();
   for (;;) {
     const page = (
-      await sql<EntryRowDb & { run_id: string }>`
-        select seq::text as seq, entry_id, created_at_text, raw::text as raw, row_hash, run_id::text as run_id
+      await sql<EntryRowDb & { run_id: string; content_sha256: Uint8Array | null }>`
+        select seq::text as seq, entry_id, created_at_text, raw::text as raw, row_hash, run_id::text as run_id,
+               content_sha256
         from govtrail.history_entry
         where tenant_id = ${tenantId} and seq > ${afterSeq.toString()}::bigint
         order by history_entry.seq limit ${pageSize}`.execute(db)
@@ -173,6 +176,17 @@ async function verifyTenant(
       prevSeq = seq;
 
       if (childFindings >= maxFindings) continue;
+      if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
+        childFindings++;
+        findings.push({
+          tenantId,
+          kind: 'content_hash_mismatch',
+          seq: Number(seq),
+          entryId: row.entry_id,
+          detail: 'content_sha256 does not match raw: the column was edited (the entry itself still chains)',
+        });
+        continue;
+      }
       const problem = checkChildren(
         tenantId,
         row.entry_id,

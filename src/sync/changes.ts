@@ -4,7 +4,7 @@
  * diff of a stored entry whose predecessor just arrived late, evaluate the alert rules on the new
  * entries, and write field changes and alerts (the outbox) with the data.
  */
-import { backfillDigest, evaluateRules, type RulePack } from '../alerts/rules.js';
+import { backfillDigest, discrepancyAlerts, evaluateRules, type RulePack } from '../alerts/rules.js';
 import type { AlertDraft } from '../alerts/types.js';
 import { diffSnapshots } from '../changes/diff.js';
 import type { Logger } from '../logger.js';
@@ -22,7 +22,7 @@ import {
 } from '../store/changes.js';
 import type { Session } from '../store/database.js';
 import { BackfillWalk, canWalkInMemory, isDiffBase, WALK_WINDOW_MS } from './backfill-walk.js';
-import type { ChangeStep, InsertTracker } from './run.js';
+import type { ChangeStep, InsertTracker } from './steps.js';
 import { storedKey } from './stop-rule.js';
 
 /** Field-change rows and alerts are written in batches of this many. */
@@ -46,7 +46,8 @@ const MAX_BASE_LOOKBACK = 100;
 
 const keyOf = storedKey;
 
-function entryRow(tenantId: string, e: ChronoEntry): EntryRow {
+/** A stored entry as the rules see it (raw cut down to its snapshot, what the rules read). */
+export function entryRow(tenantId: string, e: ChronoEntry): EntryRow {
   return {
     tenantId,
     entryId: e.entryId,
@@ -135,6 +136,26 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
         }
       }
       return walkStored(options, trx, ctx);
+    },
+    async findings(trx, ctx, found) {
+      const drafts = found.flatMap((f) =>
+        discrepancyAlerts(options.pack, {
+          tenantId: ctx.tenantId,
+          entry: f.entry,
+          annotations: f.annotations,
+          snapshot: f.snapshot,
+          changes: f.changes,
+          recentEntryKeys: [],
+          discrepancy: {
+            kind: f.recorded.kind,
+            discrepancyId: f.recorded.discrepancyId,
+            runId: ctx.runId,
+            storedSha256: f.recorded.storedSha256,
+            sourceSha256: f.recorded.sourceSha256,
+          },
+        }),
+      );
+      return insertAlerts(trx, ctx.tenantId, ctx.runId, drafts, options.sinks);
     },
   };
 }

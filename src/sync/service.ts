@@ -1,6 +1,7 @@
 /**
- * Composes one run for one configured tenant: a tenant API client for the run, the sync steps,
- * and the changes-and-alerts step. The CLI, the worker and the demo all come through here.
+ * Composes one run for one configured tenant — a sync or a reconcile: a tenant API client for the
+ * run, the run's steps, and the changes-and-alerts step. The CLI, the worker and the demo all come
+ * through here.
  */
 import type { Dispatcher } from 'undici';
 import { syncFailingAlert } from '../alerts/rules.js';
@@ -9,10 +10,11 @@ import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { insertAlerts } from '../store/alerts.js';
 import type { Database } from '../store/database.js';
-import { type RunTrigger, recentRunStatuses } from '../store/runs.js';
+import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/runs.js';
 import { TenantApiClient } from '../tenant-api/client.js';
 import type { RetryInfo } from '../tenant-api/http.js';
 import { changesStep } from './changes.js';
+import { runReconcile } from './reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from './run.js';
 
 export interface SyncTenantOptions {
@@ -32,7 +34,17 @@ export interface SyncTenantOptions {
   readonly walkInMemory?: boolean;
 }
 
-export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
+/** One sync of the tenant (sync.md), then AIGOV-017 when it failed once too often. */
+export function syncTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
+  return runTenant('sync', options);
+}
+
+/** One reconcile of the tenant against its whole source history (integrity.md). */
+export function reconcileTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
+  return runTenant('reconcile', options);
+}
+
+async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<SyncRunSummary> {
   const { tenant, config } = options;
   const client = new TenantApiClient({
     baseUrl: tenant.baseUrl,
@@ -46,7 +58,8 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
   });
   const alerting = options.alerting;
   try {
-    const summary = await runSync({
+    const run = kind === 'sync' ? runSync : runReconcile;
+    const summary = await run({
       database: options.database,
       source: client,
       logger: options.logger,
@@ -67,7 +80,7 @@ export async function syncTenant(options: SyncTenantOptions): Promise<SyncRunSum
         : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
     });
-    if (summary.status === 'failed' && alerting !== undefined) {
+    if (kind === 'sync' && summary.status === 'failed' && alerting !== undefined) {
       await raiseSyncFailing(options, alerting, summary).catch((err: unknown) =>
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );

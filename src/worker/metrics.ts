@@ -64,6 +64,24 @@ export function createWorkerMetrics(options: {
     labelNames: ['tenant'] as const,
     registers: [registry],
   });
+  const reconciles = new Counter({
+    name: 'govtrail_reconcile_runs_total',
+    help: 'Reconcile runs started by this process, by tenant and outcome (agrees, differs, failed, skipped)',
+    labelNames: ['tenant', 'outcome'] as const,
+    registers: [registry],
+  });
+  const discrepancies = new Gauge({
+    name: 'govtrail_source_discrepancies',
+    help: 'Discrepancies between the source and the store that held at the last reconcile of this process, by tenant and kind',
+    labelNames: ['tenant', 'kind'] as const,
+    registers: [registry],
+  });
+  const findings = new Counter({
+    name: 'govtrail_source_discrepancies_recorded_total',
+    help: 'New findings against the source recorded by this process (syncs and reconciles), by tenant',
+    labelNames: ['tenant'] as const,
+    registers: [registry],
+  });
   const deliveries = new Counter({
     name: 'govtrail_alert_deliveries_total',
     help: 'Alert delivery attempts by sink and outcome (delivered, retried, failed = given up)',
@@ -85,15 +103,40 @@ export function createWorkerMetrics(options: {
   // Zero series for every configured tenant, so that rate() and absent() work from the first scrape.
   for (const tenant of options.tenants) {
     for (const status of ['succeeded', 'failed', 'skipped']) runs.inc({ tenant, status }, 0);
+    for (const outcome of ['agrees', 'differs', 'failed', 'skipped']) reconciles.inc({ tenant, outcome }, 0);
+    findings.inc({ tenant }, 0);
     inserted.inc({ tenant }, 0);
     retries.inc({ tenant }, 0);
   }
+
+  const recordReconcile = (s: SyncRunSummary): void => {
+    const i = s.integrity;
+    if (s.status !== 'succeeded' || i === undefined) {
+      reconciles.inc({ tenant: s.tenantId, outcome: s.status });
+      return;
+    }
+    const held = {
+      changed_at_source: s.counters.entriesChanged,
+      missing_at_source: i.entriesMissing,
+      expired_at_source: i.entriesExpired,
+      backdated: i.entriesBackdated,
+    };
+    const differs = held.changed_at_source + held.missing_at_source + held.backdated > 0;
+    reconciles.inc({ tenant: s.tenantId, outcome: differs ? 'differs' : 'agrees' });
+    for (const [kind, n] of Object.entries(held)) discrepancies.set({ tenant: s.tenantId, kind }, n);
+    findings.inc({ tenant: s.tenantId }, s.findings);
+  };
 
   return {
     registry,
     contentType: registry.contentType,
     recordRun(s) {
+      if (s.kind === 'reconcile') {
+        recordReconcile(s);
+        return;
+      }
       runs.inc({ tenant: s.tenantId, status: s.status });
+      if (s.findings > 0) findings.inc({ tenant: s.tenantId }, s.findings);
       if (s.status === 'skipped') return;
       duration.observe({ tenant: s.tenantId }, s.durationMs / 1000);
       if (s.status === 'succeeded') {

@@ -8,7 +8,7 @@ import { type Alerting, createAlerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
-import { syncTenant } from '../sync/service.js';
+import { reconcileTenant, syncTenant } from '../sync/service.js';
 import { createHttpAgent } from '../tenant-api/http.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { type HealthServer, startHealthServer } from './server.js';
@@ -85,6 +85,25 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
         alerting,
         onRetry: () => metrics.recordRetry(tenant.name),
       }),
+    ...(config.reconcileSchedule !== undefined
+      ? {
+          reconcile: {
+            schedule: config.reconcileSchedule,
+            run: (tenant: TenantConfig, signal: AbortSignal) =>
+              reconcileTenant({
+                database,
+                config,
+                logger,
+                tenant,
+                trigger: 'schedule',
+                dispatcher: agent,
+                signal,
+                alerting,
+                onRetry: () => metrics.recordRetry(tenant.name),
+              }),
+          },
+        }
+      : {}),
     deliverAlerts: async (signal) => {
       const summary = await alerting.deliver(signal);
       metrics.recordDeliveries(summary);

@@ -16,6 +16,8 @@ import type { SyncRunSummary } from '../sync/run.js';
 import { runBounded } from './pool.js';
 
 export type TickReason = 'startup' | 'schedule' | 'manual';
+/** A tick syncs every tenant, or reconciles every tenant. */
+export type TickKind = 'sync' | 'reconcile';
 
 export interface WorkerOptions {
   readonly tenants: readonly TenantConfig[];
@@ -26,6 +28,15 @@ export interface WorkerOptions {
   readonly logger: Logger;
   /** One run for one tenant; must honour `signal` (abort = roll back and return). */
   readonly syncTenant: (tenant: TenantConfig, signal: AbortSignal) => Promise<SyncRunSummary>;
+  /**
+   * The reconcile of every tenant on a schedule of its own (integrity.md); absent when `off`. Its
+   * ticks run beside the sync ticks: the tenant's advisory lock keeps a sync and a reconcile of one
+   * tenant apart (the later one records `skipped`).
+   */
+  readonly reconcile?: {
+    readonly schedule: string;
+    readonly run: (tenant: TenantConfig, signal: AbortSignal) => Promise<SyncRunSummary>;
+  };
   /** Delivers pending alerts after the tenants of a tick. */
   readonly deliverAlerts?: (signal: AbortSignal) => Promise<DeliverySummary>;
   /** Called with every run's summary (metrics). */
@@ -47,7 +58,7 @@ export interface Worker {
    * Runs one tick now. Resolves 'overlap' without doing anything when a tick is still running,
    * and 'stopped' once shutdown began.
    */
-  tick(reason?: TickReason): Promise<TickResult | 'overlap' | 'stopped'>;
+  tick(reason?: TickReason, kind?: TickKind): Promise<TickResult | 'overlap' | 'stopped'>;
   /**
    * Stops scheduling, waits up to `graceMs` for the tick in flight, then aborts it and waits for
    * it to roll back. Resolves whether it had to abort. Idempotent.
@@ -62,22 +73,30 @@ export function createWorker(options: WorkerOptions): Worker {
   if (!cron.validate(options.schedule)) {
     throw new ConfigError('GOVTRAIL_SCHEDULE', `not a valid cron expression: ${options.schedule}`);
   }
+  if (options.reconcile !== undefined && !cron.validate(options.reconcile.schedule)) {
+    throw new ConfigError(
+      'GOVTRAIL_RECONCILE_SCHEDULE',
+      `not a valid cron expression: ${options.reconcile.schedule} (or "off")`,
+    );
+  }
   const abort = new AbortController();
   let draining = false;
-  let task: ScheduledTask | undefined;
-  let current: Promise<TickResult> | undefined;
+  const tasks: ScheduledTask[] = [];
+  const current = new Map<TickKind, Promise<TickResult>>();
   let stopped: Promise<{ aborted: boolean }> | undefined;
 
-  const runTick = async (reason: TickReason): Promise<TickResult> => {
+  const runTick = async (reason: TickReason, kind: TickKind): Promise<TickResult> => {
     const started = Date.now();
-    logger.info({ reason, tenants: options.tenants.length }, 'tick started');
+    const runTenant = kind === 'reconcile' ? options.reconcile?.run : options.syncTenant;
+    if (runTenant === undefined) throw new Error('reconcile is off');
+    logger.info({ reason, kind, tenants: options.tenants.length }, 'tick started');
     const summaries: SyncRunSummary[] = [];
     const errors: Array<{ tenant: string; error: unknown }> = [];
     const results = await runBounded(
       options.tenants,
       options.concurrency,
       async (tenant) => {
-        const summary = await options.syncTenant(tenant, abort.signal);
+        const summary = await runTenant(tenant, abort.signal);
         options.onRun?.(summary);
         return summary;
       },
@@ -105,6 +124,7 @@ export function createWorker(options: WorkerOptions): Worker {
     logger.info(
       {
         reason,
+        kind,
         ms: Date.now() - started,
         succeeded: count('succeeded'),
         failed: count('failed') + errors.length,
@@ -118,43 +138,67 @@ export function createWorker(options: WorkerOptions): Worker {
     return { reason, summaries, errors, delivery };
   };
 
-  const tick = (reason: TickReason = 'manual'): Promise<TickResult | 'overlap' | 'stopped'> => {
+  const tick = (
+    reason: TickReason = 'manual',
+    kind: TickKind = 'sync',
+  ): Promise<TickResult | 'overlap' | 'stopped'> => {
     if (draining) return Promise.resolve('stopped');
-    if (current !== undefined) {
-      logger.warn({ reason }, 'previous tick still running; this tick is skipped');
+    if (kind === 'reconcile' && options.reconcile === undefined) return Promise.resolve('stopped');
+    if (current.has(kind)) {
+      logger.warn({ reason, kind }, 'previous tick still running; this tick is skipped');
       return Promise.resolve('overlap');
     }
-    const run = runTick(reason).finally(() => {
-      current = undefined;
+    const run = runTick(reason, kind).finally(() => {
+      current.delete(kind);
     });
-    current = run;
+    current.set(kind, run);
     return run;
   };
 
   return {
     get busy() {
-      return current !== undefined;
+      return current.size > 0;
     },
     start(startOptions = {}) {
-      if (task !== undefined || draining) return;
-      // The callback returns nothing, so node-cron never waits on a tick: overlap is decided here.
-      task = cron.schedule(
-        options.schedule,
-        () => {
-          void tick('schedule');
-        },
-        { timezone: 'UTC', name: 'govtrail-worker' },
+      if (tasks.length > 0 || draining) return;
+      // The callbacks return nothing, so node-cron never waits on a tick: overlap is decided here.
+      tasks.push(
+        cron.schedule(
+          options.schedule,
+          () => {
+            void tick('schedule', 'sync');
+          },
+          { timezone: 'UTC', name: 'govtrail-worker' },
+        ),
       );
-      logger.info({ schedule: options.schedule, timezone: 'UTC' }, 'schedule started');
+      if (options.reconcile !== undefined) {
+        tasks.push(
+          cron.schedule(
+            options.reconcile.schedule,
+            () => {
+              void tick('schedule', 'reconcile');
+            },
+            { timezone: 'UTC', name: 'govtrail-reconcile' },
+          ),
+        );
+      }
+      logger.info(
+        {
+          schedule: options.schedule,
+          reconcileSchedule: options.reconcile?.schedule ?? 'off',
+          timezone: 'UTC',
+        },
+        'schedule started',
+      );
       if (startOptions.initialRun !== false) void tick('startup');
     },
     tick,
     stop(graceMs) {
       stopped ??= (async () => {
         draining = true;
-        if (task !== undefined) await task.destroy();
-        const inFlight = current;
-        if (inFlight === undefined) return { aborted: false };
+        for (const task of tasks) await task.destroy();
+        if (current.size === 0) return { aborted: false };
+        const inFlight = Promise.all(current.values());
         logger.info({ graceMs }, 'waiting for the run in flight to finish');
         let timer: NodeJS.Timeout | undefined;
         const timedOut = await Promise.race([

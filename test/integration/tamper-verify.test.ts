@@ -73,6 +73,22 @@ describe.skipIf(!onServer)(`govtrail verify (${NEEDS_SERVER})`, () => {
     });
   });
 
+  it('catches an edited content hash, which would make reconcile report a rewrite that is none', async () => {
+    const { h, url } = await synced();
+    let target = { seq: '', entry_id: '' };
+    await tamper(url, async (c) => {
+      target = await middleRow(c);
+      await c.query(
+        `update govtrail.history_entry set content_sha256 = sha256('forged') where tenant_id = 'acme' and entry_id = $1`,
+        [target.entry_id],
+      );
+    });
+    const r = await h.database.withSession((s) => verifyStore(s, { pageSize: 16 }));
+    expect(r.findings).toEqual([
+      expect.objectContaining({ kind: 'content_hash_mismatch', seq: Number(target.seq), entryId: target.entry_id }),
+    ]);
+  });
+
   it('catches a deleted row as a missing predecessor of the next one', async () => {
     const { h, url } = await synced();
     let next = { seq: '', entry_id: '' };

@@ -71,9 +71,9 @@ const minutesBefore = (n: number) =>
 describe('the default rule pack', () => {
   const pack = loadRulePack();
 
-  it('parses and has exactly the seventeen rules of alerts.md, all enabled and complete', () => {
+  it('parses and has exactly the eighteen rules of alerts.md, all enabled and complete', () => {
     expect(pack.rules.map((r) => r.id)).toEqual(
-      Array.from({ length: 17 }, (_, i) => `AIGOV-${String(i + 1).padStart(3, '0')}`),
+      Array.from({ length: 18 }, (_, i) => `AIGOV-${String(i + 1).padStart(3, '0')}`),
     );
     for (const r of pack.rules) {
       expect(r.enabled).toBe(true);
@@ -102,6 +102,7 @@ describe('the default rule pack', () => {
       'AIGOV-015': 'low',
       'AIGOV-016': 'low',
       'AIGOV-017': 'high',
+      'AIGOV-018': 'high',
     });
   });
 
@@ -128,7 +129,7 @@ describe('override files', () => {
 
   it('disables a rule', () => {
     const pack = parseRulePack(DEFAULT_YAML, 'rules:\n  - { id: AIGOV-013, enabled: false }\n', 'o.yaml');
-    expect(pack.rules).toHaveLength(17);
+    expect(pack.rules).toHaveLength(18);
     expect(pack.rules.find((r) => r.id === 'AIGOV-013')?.enabled).toBe(false);
     expect(pack.rules.find((r) => r.id === 'AIGOV-013')?.runbook).toContain('ticket');
   });
@@ -184,7 +185,7 @@ describe('override files', () => {
       ].join('\n'),
       'acme.yaml',
     );
-    expect(pack.rules).toHaveLength(18);
+    expect(pack.rules).toHaveLength(19);
     const draft = evaluateRules(pack, ctx({}, { untrustedJudgeDisable: true }, pack)).find(
       (d) => d.ruleId === 'ACME-001',
     );

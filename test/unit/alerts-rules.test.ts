@@ -3,8 +3,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   backfillDigest,
+  type DiscrepancyFacts,
   defaultRulesPath,
+  discrepancyAlerts,
   evaluateRules,
+  isDiscrepancyLevel,
   isRunLevel,
   loadRulePack,
   parseRulePack,
@@ -301,9 +304,93 @@ const CASES: Record<string, RuleCase> = {
   },
 };
 
+describe('AIGOV-018 history-changed-at-source (discrepancyAlerts)', () => {
+  const facts = (
+    kind: DiscrepancyFacts['kind'],
+    source: string | null = 'ab'.repeat(32),
+  ): DiscrepancyFacts => ({
+    kind,
+    discrepancyId: 7,
+    runId: 3,
+    storedSha256: 'cd'.repeat(32),
+    sourceSha256: source,
+  });
+
+  it('fires, high, on a rewrite, a hole and a backdated entry, deduplicated per finding', () => {
+    for (const kind of ['changed_at_source', 'missing_at_source', 'backdated'] as const) {
+      const source = kind === 'missing_at_source' ? null : 'ab'.repeat(32);
+      const drafts = discrepancyAlerts(pack, { ...ctx({}), discrepancy: facts(kind, source) });
+      expect(drafts.map((d) => [d.ruleId, d.severity])).toEqual([['AIGOV-018', 'high']]);
+      expect(drafts[0]?.dedupeKey).toBe(`AIGOV-018:${TENANT}:${ENTRY_ID}:${kind}:${source ?? 'none'}`);
+      expect(drafts[0]?.context.details['discrepancy']).toMatchObject({ kind, discrepancyId: 7, runId: 3 });
+      expect(drafts[0]?.context.runbook).toMatch(/source_discrepancy/);
+    }
+  });
+
+  it('gives a further rewrite of the same entry its own dedupe key', () => {
+    const a = discrepancyAlerts(pack, {
+      ...ctx({}),
+      discrepancy: facts('changed_at_source', '01'.repeat(32)),
+    });
+    const b = discrepancyAlerts(pack, {
+      ...ctx({}),
+      discrepancy: facts('changed_at_source', '02'.repeat(32)),
+    });
+    expect(a[0]?.dedupeKey).not.toBe(b[0]?.dedupeKey);
+  });
+
+  it('does not fire for entries past the source retention', () => {
+    expect(discrepancyAlerts(pack, { ...ctx({}), discrepancy: facts('expired_at_source', null) })).toEqual(
+      [],
+    );
+  });
+
+  it('is never raised by the per-entry evaluation, and no per-entry rule fires on a finding', () => {
+    const loosening: Scenario = { prev: { requireToolApproval: true }, next: { requireToolApproval: false } };
+    expect(fired(loosening).has('AIGOV-018')).toBe(false);
+    const drafts = discrepancyAlerts(pack, { ...ctx(loosening), discrepancy: facts('changed_at_source') });
+    expect(drafts.map((d) => d.ruleId)).toEqual(['AIGOV-018']);
+  });
+
+  it('builds from the source_discrepancy condition in a user rule, combined with others', () => {
+    const custom = parseRulePack(
+      readFileSync(defaultRulesPath(), 'utf8'),
+      [
+        'rules:',
+        '  - id: ACME-018',
+        '    name: support-rewrote-history',
+        '    version: 1',
+        '    enabled: true',
+        '    severity: critical',
+        '    condition:',
+        '      all_of:',
+        '        - source_discrepancy: { kinds: [changed_at_source] }',
+        '        - actor_kind_in: [ACTOR_KIND_SUPPORT]',
+        '    runbook: Escalate to the vendor.',
+      ].join('\n'),
+    );
+    const support = { ...ctx({}), entry: { ...ctx({}).entry, actorKind: 'ACTOR_KIND_SUPPORT' } };
+    expect(
+      discrepancyAlerts(custom, { ...support, discrepancy: facts('changed_at_source') }).map((d) => d.ruleId),
+    ).toEqual(['AIGOV-018', 'ACME-018']);
+    expect(
+      discrepancyAlerts(custom, { ...support, discrepancy: facts('backdated') }).map((d) => d.ruleId),
+    ).toEqual(['AIGOV-018']);
+  });
+
+  it('refuses an unknown discrepancy kind in a rule file', () => {
+    expect(() =>
+      parseRulePack(
+        readFileSync(defaultRulesPath(), 'utf8'),
+        'rules:\n  - id: AIGOV-018\n    condition:\n      source_discrepancy: { kinds: [rewritten] }\n',
+      ),
+    ).toThrow(/source_discrepancy/);
+  });
+});
+
 describe('evaluateRules on the default pack', () => {
   it('has a case for every per-entry rule', () => {
-    const perEntry = pack.rules.filter((r) => !isRunLevel(r)).map((r) => r.id);
+    const perEntry = pack.rules.filter((r) => !isRunLevel(r) && !isDiscrepancyLevel(r)).map((r) => r.id);
     expect(Object.keys(CASES).sort()).toEqual(perEntry.sort());
   });
 

@@ -24,6 +24,7 @@ describe('config', () => {
     expect(c.tenants).toEqual([]);
     expect(c.databaseUrl).toBeUndefined();
     expect(c.schedule).toBe('*/15 * * * *');
+    expect(c.reconcileSchedule).toBe('41 3 * * *');
     expect(c.pageSize).toBe(100);
     expect(c.lookbackMs).toBe(15 * 60_000);
     expect(c.httpPort).toBe(9464);
@@ -34,6 +35,15 @@ describe('config', () => {
       maxAttempts: 6,
     });
     expect(Object.isFrozen(c) && Object.isFrozen(c.http)).toBe(true);
+  });
+
+  it('reads the reconcile schedule, turns it off with "off", and names the variable when it is bad', () => {
+    expect(load({ GOVTRAIL_RECONCILE_SCHEDULE: '0 */6 * * *' }).reconcileSchedule).toBe('0 */6 * * *');
+    expect(load({ GOVTRAIL_RECONCILE_SCHEDULE: 'off' }).reconcileSchedule).toBeUndefined();
+    expect(load({ GOVTRAIL_RECONCILE_SCHEDULE: 'OFF' }).reconcileSchedule).toBeUndefined();
+    expect(settingOf(() => load({ GOVTRAIL_RECONCILE_SCHEDULE: 'daily' }))).toBe(
+      'GOVTRAIL_RECONCILE_SCHEDULE',
+    );
   });
 
   it('takes the tenant host from the client id and names the tenant after it', () => {

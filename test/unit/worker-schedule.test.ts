@@ -20,6 +20,7 @@ function tenant(name: string): TenantConfig {
 
 function summary(tenantId: string, status: SyncRunSummary['status'] = 'succeeded'): SyncRunSummary {
   return {
+    kind: 'sync',
     tenantId,
     runId: 1,
     status,
@@ -31,12 +32,15 @@ function summary(tenantId: string, status: SyncRunSummary['status'] = 'succeeded
       entriesRejected: 0,
       warnings: 0,
       httpRetries: 0,
+      entriesMatched: 0,
+      entriesChanged: 0,
     },
     stopReason: null,
     checkpointBefore: null,
     checkpointAfter: null,
     alerts: 0,
     fieldChanges: 0,
+    findings: 0,
     durationMs: 1,
     historyRequests: 1,
   };
@@ -91,6 +95,49 @@ describe('worker schedule', () => {
     expect(ticks).toEqual(['10:05']);
     await vi.advanceTimersByTimeAsync(10 * 60_000); // 10:15:01
     expect(ticks).toEqual(['10:05', '10:10', '10:15']);
+  });
+
+  it('reconciles every tenant on its own schedule, beside the sync ticks', async () => {
+    vi.setSystemTime(new Date('2026-03-01T03:39:30Z'));
+    const calls: string[] = [];
+    const { logger } = capturingLogger();
+    const reconciled = deferred();
+    worker = createWorker({
+      tenants: [tenant('a'), tenant('b')],
+      schedule: '*/15 * * * *',
+      concurrency: 1,
+      logger,
+      syncTenant: async (t) => {
+        calls.push(`sync ${t.name} ${new Date().toISOString().slice(11, 16)}`);
+        return summary(t.name);
+      },
+      reconcile: {
+        schedule: '41 * * * *',
+        run: async (t) => {
+          calls.push(`reconcile ${t.name} ${new Date().toISOString().slice(11, 16)}`);
+          // The first reconcile is still running when the 03:45 sync tick fires: the sync tick runs anyway.
+          if (t.name === 'a') await reconciled.promise;
+          return { ...summary(t.name), kind: 'reconcile' };
+        },
+      },
+    });
+    worker.start({ initialRun: false });
+    await vi.advanceTimersByTimeAsync(60_000); // 03:40:30
+    expect(calls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(60_000); // 03:41:30
+    expect(calls).toEqual(['reconcile a 03:41']);
+    await vi.advanceTimersByTimeAsync(4 * 60_000); // 03:45:30
+    expect(calls).toEqual(['reconcile a 03:41', 'sync a 03:45', 'sync b 03:45']);
+    reconciled.resolve();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls.slice(3)).toEqual(['reconcile b 03:45']);
+    await vi.advanceTimersByTimeAsync(56 * 60_000); // 04:41:30
+    expect(calls.filter((c) => c.startsWith('reconcile'))).toEqual([
+      'reconcile a 03:41',
+      'reconcile b 03:45',
+      'reconcile a 04:41',
+      'reconcile b 04:41',
+    ]);
   });
 
   it('runs once at start-up unless the initial run is turned off', async () => {

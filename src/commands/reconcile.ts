@@ -1,0 +1,149 @@
+import { Command } from 'commander';
+import { createAlerting } from '../alerts/setup.js';
+import { type DiscrepancyRow, listDiscrepancies } from '../store/discrepancies.js';
+import type { SyncRunSummary } from '../sync/run.js';
+import { reconcileTenant } from '../sync/service.js';
+import { createContext } from './context.js';
+import { ExitCode } from './exit.js';
+import { progressReporter } from './progress.js';
+import { selectTenants } from './sync.js';
+import { formatTable } from './table.js';
+
+const HELP = `
+Discrepancy kinds (govtrail.source_discrepancy.kind):
+
+  changed_at_source  The source serves an entry govtrail stored with different content (same
+                     id, different content hash). The stored original is kept; the served
+                     version is in source_raw. Alerts AIGOV-018. Ask the tenant's admins or the
+                     vendor who rewrote the entry and why; the stored row is your evidence.
+  missing_at_source  A stored entry is no longer served while older ones still are: a hole in
+                     the source history. Alerts AIGOV-018. Treat as possible tampering at the
+                     source; the stored row is what was removed.
+  expired_at_source  A stored entry is older than the oldest entry the source still serves: its
+                     retention ran out. No alert. govtrail now holds history the source no longer
+                     has: keep the database backed up.
+  backdated          The source serves an entry govtrail did not have, dated before
+                     checkpoint - lookback: no incremental run could have seen it. It is stored
+                     now, with its field changes and alerts as a late arrival, and alerts AIGOV-018.
+                     Ask who inserted history into the past.
+
+A new entry newer than that bound is simply stored, as a sync would, and is no discrepancy.
+Each finding is recorded once (per entry, kind and served content): running reconcile again
+adds no row and no alert, but still exits 1 while the source and the store differ.
+
+Exit codes: 0 the source and the store agree (expired entries allowed); 1 a discrepancy holds
+now, or the run failed or was skipped (another process held the tenant's lock); 2 usage or
+configuration error.
+
+Queries: docs/data-dictionary.md ("source_discrepancy") gives one SQL query per kind.`;
+
+export function reconcileCommand(): Command {
+  return new Command('reconcile')
+    .summary('compare the whole source history with the store (exit 1 when they differ)')
+    .description(
+      'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
+    )
+    .option('-t, --tenant <name>', 'reconcile only this tenant (its name in the database)')
+    .addHelpText('after', HELP)
+    .action(async (opts: { tenant?: string }) => {
+      const ctx = createContext();
+      const { config } = ctx;
+      const tenants = selectTenants(config, opts.tenant);
+      const database = await ctx.openDatabase();
+      const summaries: SyncRunSummary[] = [];
+      const found: DiscrepancyRow[] = [];
+      let delivery = '';
+      try {
+        const alerting = createAlerting(config, ctx.logger, database);
+        for (const tenant of tenants) {
+          const progress = progressReporter(tenant.name, ctx.logger);
+          const summary = await reconcileTenant({
+            database,
+            config,
+            logger: ctx.logger,
+            tenant,
+            trigger: 'cli',
+            alerting,
+            onProgress: progress.update,
+          });
+          progress.done();
+          summaries.push(summary);
+          if (summary.status === 'succeeded')
+            found.push(...(await listDiscrepancies(database.db, { runId: summary.runId, limit: 50 })));
+        }
+        const d = await alerting.deliver();
+        if (d.delivered + d.retried + d.failed > 0) {
+          delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;
+        }
+      } finally {
+        await database.close();
+      }
+      ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);
+      if (summaries.some((s) => !agrees(s))) throw new ExitCode(1);
+    });
+}
+
+/** Whether a reconcile shows the source and the store in agreement (expired entries allowed). */
+export function agrees(s: SyncRunSummary): boolean {
+  const i = s.integrity;
+  return (
+    s.status === 'succeeded' &&
+    i !== undefined &&
+    s.counters.entriesChanged + i.entriesMissing + i.entriesBackdated === 0
+  );
+}
+
+/** The per-tenant table of integrity.md: served, matched, new, changed, missing, expired, backdated. */
+export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
+  return formatTable(
+    [
+      'tenant',
+      'status',
+      'served',
+      'matched',
+      'new',
+      'changed',
+      'missing',
+      'expired',
+      'backdated',
+      'covered',
+      'note',
+    ],
+    summaries.map((s) => {
+      const i = s.integrity;
+      const n = (v: number | undefined) => (v === undefined ? '' : String(v));
+      return [
+        s.tenantId,
+        s.status === 'succeeded' ? (agrees(s) ? 'agrees' : 'differs') : s.status,
+        n(s.counters.entriesFetched - s.counters.entriesRejected),
+        n(i && s.counters.entriesMatched),
+        n(i?.entriesNew),
+        n(i && s.counters.entriesChanged),
+        n(i?.entriesMissing),
+        n(i?.entriesExpired),
+        n(i?.entriesBackdated),
+        i?.coveredFrom && i.coveredTo ? `${i.coveredFrom.text} … ${i.coveredTo.text}` : '',
+        s.error !== undefined
+          ? `${s.error.code}: ${s.error.message}`
+          : s.status === 'skipped'
+            ? 'another process holds the tenant lock'
+            : `run ${s.runId}, ${(s.durationMs / 1000).toFixed(1)}s`,
+      ];
+    }),
+  );
+}
+
+function formatFindings(rows: readonly DiscrepancyRow[]): string {
+  if (rows.length === 0) return '';
+  return `\nrecorded by this run (govtrail.source_discrepancy):\n${formatTable(
+    ['tenant', 'entry', 'kind', 'created at', 'stored sha256', 'source sha256'],
+    rows.map((r) => [
+      r.tenantId,
+      r.entryId,
+      r.kind,
+      r.entryCreatedAt?.toISOString() ?? '',
+      r.storedSha256?.slice(0, 12) ?? '',
+      r.sourceSha256?.slice(0, 12) ?? '',
+    ]),
+  )}\n`;
+}

@@ -1,0 +1,650 @@
+/**
+ * The steps every kind of run is made of (sync.md "One run"; integrity.md): the tenant lock and
+ * the ledger row around one transaction, the batched write of what the source served, the
+ * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts
+ * (sync) and reconcile.ts sequence them; a new kind of run is one more short sequence.
+ */
+import { diffSnapshots, type FieldChange } from '../changes/diff.js';
+import { type GovtrailError, toGovtrailError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { contentHash } from '../normalise/canonical.js';
+import { normaliseEntry } from '../normalise/entry.js';
+import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
+import { type ChronoEntry, findChronoEntries } from '../store/changes.js';
+import type { Database, Session } from '../store/database.js';
+import { type Discrepancy, type RecordedDiscrepancy, recordDiscrepancies } from '../store/discrepancies.js';
+import {
+  findLastRowHash,
+  findNewestEntry,
+  findStoredContent,
+  insertEntries,
+  insertRejected,
+  type RejectedInput,
+} from '../store/history.js';
+import {
+  type Checkpoint,
+  failOrphanedRuns,
+  finishRun,
+  hasSucceededBefore,
+  type ReconcileLedger,
+  type RunCounters,
+  type RunKind,
+  type RunTrigger,
+  readCheckpoint,
+  recordSkippedRun,
+  startRun,
+  tryLockTenant,
+  unlockTenant,
+  writeCheckpoint,
+} from '../store/runs.js';
+import type { HistoryPage, WireSettings } from '../wire.js';
+import { storedKey } from './stop-rule.js';
+
+/** What a run needs of the tenant API: a pager that can be told to stop before fetching more. */
+export interface HistorySource {
+  listHistory(options: {
+    pageSize: number;
+    maxPages: number;
+    /** Called on each page before the next one is requested; true ends the listing there. */
+    stopAfter?: (page: HistoryPage) => boolean;
+  }): AsyncIterable<HistoryPage>;
+  readonly stats: { readonly retries: number; readonly historyRequests: number };
+}
+
+/** Follows the entries a run inserts, batch by batch, inside the run's transaction. */
+export interface InsertTracker {
+  /** The entries one batch inserted, in insertion order (batches come newest first). */
+  inserted(trx: Session, entries: readonly NormalisedEntry[]): Promise<void>;
+}
+
+/** A finding against the source with what its alert tells about the entry. */
+export interface Finding {
+  readonly recorded: RecordedDiscrepancy;
+  /** The entry as served (as stored, for a missing or expired one). */
+  readonly entry: EntryRow;
+  readonly annotations: readonly AnnotationRow[];
+  readonly snapshot: WireSettings | null;
+  /** For a rewrite: the diff from the stored snapshot to the served one. */
+  readonly changes: readonly FieldChange[];
+}
+
+/** Work on the new entries inside the run's transaction (field changes, alerts). */
+export interface ChangeStep {
+  /**
+   * Called once the run's transaction has started; may return a tracker to be fed every inserted
+   * batch (so the work can be done while the history is still being fetched).
+   */
+  track?(context: {
+    tenantId: string;
+    runId: number;
+    isBackfill: boolean;
+    /** The tenant had no stored entries when the run began. */
+    tenantWasEmpty: boolean;
+    logger: Logger;
+  }): InsertTracker | undefined;
+  /** After the last batch is inserted. */
+  after(
+    trx: Session,
+    context: {
+      tenantId: string;
+      runId: number;
+      isBackfill: boolean;
+      inserted: number;
+      /** Oldest (created_at key, entry_id) among this run's new entries, when there are any. */
+      oldestNew: { key: string; entryId: string } | undefined;
+      /** What track() returned. */
+      tracker: InsertTracker | undefined;
+      logger: Logger;
+    },
+  ): Promise<{ alerts: number; fieldChanges: number }>;
+  /** New findings against the source, as they are recorded: returns how many alerts it wrote. */
+  findings?(
+    trx: Session,
+    context: { tenantId: string; runId: number },
+    found: readonly Finding[],
+  ): Promise<number>;
+}
+
+export interface RunProgress {
+  readonly pages: number;
+  readonly entries: number;
+  readonly inserted: number;
+}
+
+/** What every kind of run is given. */
+export interface RunOptions {
+  readonly database: Database;
+  readonly source: HistorySource;
+  readonly logger: Logger;
+  readonly tenantId: string;
+  readonly trigger: RunTrigger;
+  readonly pageSize: number;
+  readonly lookbackMs: number;
+  readonly maxPages: number;
+  /** Entries written per batch (one COPY per table). */
+  readonly batchSize?: number;
+  readonly changes?: ChangeStep;
+  readonly onProgress?: (p: RunProgress) => void;
+}
+
+/** What a reconcile found, beside the counters every run keeps (changed and matched are there). */
+export type IntegrityCounts = ReconcileLedger;
+
+export interface RunSummary {
+  readonly kind: RunKind;
+  readonly tenantId: string;
+  readonly runId: number;
+  readonly status: 'succeeded' | 'failed' | 'skipped';
+  readonly isBackfill: boolean;
+  readonly counters: RunCounters;
+  readonly stopReason: 'checkpoint' | 'end_of_history' | null;
+  readonly checkpointBefore: string | null;
+  readonly checkpointAfter: string | null;
+  readonly alerts: number;
+  readonly fieldChanges: number;
+  /** New findings against the source recorded (source_discrepancy rows). */
+  readonly findings: number;
+  readonly durationMs: number;
+  readonly historyRequests: number;
+  /** A reconcile's counts and coverage (undefined for a sync). */
+  readonly integrity?: IntegrityCounts;
+  readonly error?: GovtrailError;
+}
+
+/** The state of one run inside its transaction, handed to the sequence of a kind of run. */
+export interface RunContext {
+  readonly trx: Session;
+  readonly options: RunOptions;
+  readonly tenantId: string;
+  readonly runId: number;
+  readonly checkpoint: Checkpoint | undefined;
+  readonly isBackfill: boolean;
+  readonly logger: Logger;
+  readonly counters: RunCounters;
+  readonly writer: EntryWriter;
+  readonly findings: FindingRecorder;
+}
+
+/** What the sequence of a kind of run returns to the shared tail. */
+export interface SequenceResult {
+  readonly stopReason: 'checkpoint' | 'end_of_history';
+  readonly reconcile?: ReconcileLedger;
+}
+
+export function emptyCounters(): RunCounters {
+  return {
+    pagesFetched: 0,
+    entriesFetched: 0,
+    entriesInserted: 0,
+    entriesRejected: 0,
+    warnings: 0,
+    httpRetries: 0,
+    entriesMatched: 0,
+    entriesChanged: 0,
+  };
+}
+
+/**
+ * Runs one run of a kind for one tenant: takes the tenant's advisory lock (busy → a `skipped`
+ * ledger row), opens the ledger row, and in one transaction runs `sequence`, then the change step,
+ * the findings' alerts, the checkpoint (the newest stored entry by (created_at, entry_id)) and the
+ * ledger's close. Never throws for a failed run: the summary carries the error, and the ledger row
+ * records it (the transaction rolled back, so nothing the run wrote remains).
+ */
+export async function executeRun(
+  kind: RunKind,
+  options: RunOptions,
+  sequence: (ctx: RunContext) => Promise<SequenceResult>,
+): Promise<RunSummary> {
+  const { database, tenantId, logger: rootLogger } = options;
+  const started = Date.now();
+  const summary = (
+    s: Omit<RunSummary, 'kind' | 'tenantId' | 'durationMs' | 'historyRequests'>,
+  ): RunSummary => ({
+    kind,
+    tenantId,
+    ...s,
+    durationMs: Date.now() - started,
+    historyRequests: options.source.stats.historyRequests,
+  });
+
+  return database.withSession(async (session) => {
+    if (!(await tryLockTenant(session, tenantId))) {
+      const runId = await recordSkippedRun(session, tenantId, options.trigger, kind);
+      rootLogger.info(
+        { tenant: tenantId, runId, kind },
+        `another process is working on this tenant; ${kind} skipped`,
+      );
+      return summary({
+        runId,
+        status: 'skipped',
+        isBackfill: false,
+        counters: emptyCounters(),
+        stopReason: null,
+        checkpointBefore: null,
+        checkpointAfter: null,
+        alerts: 0,
+        fieldChanges: 0,
+        findings: 0,
+      });
+    }
+    const counters = emptyCounters();
+    let runId = 0;
+    let checkpointBefore: string | null = null;
+    let isBackfill = false;
+    try {
+      const orphans = await failOrphanedRuns(session, tenantId);
+      if (orphans > 0)
+        rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
+      const checkpoint = await readCheckpoint(session, tenantId);
+      checkpointBefore = checkpoint?.entryId ?? null;
+      isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
+      runId = await startRun(session, tenantId, options.trigger, checkpointBefore, kind);
+      const logger = rootLogger.child({ tenant: tenantId, runId });
+      logger.info(
+        {
+          kind,
+          checkpoint: checkpointBefore,
+          backfill: checkpoint === undefined,
+          lookbackMs: options.lookbackMs,
+        },
+        `${kind} started`,
+      );
+
+      const result = await session.transaction().execute(async (trx) => {
+        const lastHash = await findLastRowHash(trx, tenantId);
+        const tracker = options.changes?.track?.({
+          tenantId,
+          runId,
+          isBackfill,
+          tenantWasEmpty: lastHash === null,
+          logger,
+        });
+        const findings = new FindingRecorder(tenantId, runId, options.changes);
+        const writer = new EntryWriter({
+          tenantId,
+          runId,
+          counters,
+          logger,
+          findings,
+          lastHash,
+          batchSize: options.batchSize ?? 2000,
+          ...(tracker !== undefined ? { tracker } : {}),
+        });
+        const ctx: RunContext = {
+          trx,
+          options,
+          tenantId,
+          runId,
+          checkpoint,
+          isBackfill,
+          logger,
+          counters,
+          writer,
+          findings,
+        };
+        const { stopReason, reconcile } = await sequence(ctx);
+        counters.warnings += counters.entriesRejected;
+        counters.httpRetries = options.source.stats.retries;
+
+        const after = options.changes
+          ? await options.changes.after(trx, {
+              tenantId,
+              runId,
+              isBackfill,
+              inserted: counters.entriesInserted,
+              oldestNew: writer.oldestNew,
+              tracker,
+              logger,
+            })
+          : { alerts: 0, fieldChanges: 0 };
+        const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;
+        await finishRun(trx, runId, {
+          status: 'succeeded',
+          counters,
+          checkpointAfter,
+          stopReason,
+          reconcile,
+        });
+        return {
+          stopReason,
+          checkpointAfter,
+          alerts: after.alerts + findings.alerts,
+          fieldChanges: after.fieldChanges,
+          findings: findings.recorded,
+          ...(reconcile !== undefined ? { integrity: reconcile } : {}),
+        };
+      });
+
+      logger.info(
+        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
+        `${kind} succeeded`,
+      );
+      return summary({
+        runId,
+        status: 'succeeded',
+        isBackfill,
+        counters,
+        stopReason: result.stopReason,
+        checkpointBefore,
+        checkpointAfter: result.checkpointAfter,
+        alerts: result.alerts,
+        fieldChanges: result.fieldChanges,
+        findings: result.findings,
+        ...(result.integrity !== undefined ? { integrity: result.integrity } : {}),
+      });
+    } catch (err) {
+      const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
+      counters.httpRetries = options.source.stats.retries;
+      rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
+      // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
+      const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
+      if (runId !== 0) {
+        await finishRun(session, runId, {
+          status: 'failed',
+          counters: failed,
+          checkpointAfter: checkpointBefore,
+          stopReason: null,
+          errorCode: error.code,
+          errorMessage: error.message.slice(0, 2000),
+        }).catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
+      }
+      return summary({
+        runId,
+        status: 'failed',
+        isBackfill,
+        counters: failed,
+        stopReason: null,
+        checkpointBefore,
+        checkpointAfter: checkpointBefore,
+        alerts: 0,
+        fieldChanges: 0,
+        findings: 0,
+        error,
+      });
+    } finally {
+      await unlockTenant(session, tenantId).catch(() => {});
+    }
+  });
+}
+
+/**
+ * Moves the checkpoint to the newest stored entry — by (created_at, entry_id), never "the last one
+ * seen" — and returns its id (undefined while the tenant has no entries).
+ */
+async function advanceCheckpoint(trx: Session, tenantId: string, runId: number): Promise<string | undefined> {
+  const newest = await findNewestEntry(trx, tenantId);
+  if (newest === undefined) return undefined;
+  await writeCheckpoint(trx, tenantId, {
+    entryId: newest.entryId,
+    createdAt: newest.createdAt,
+    createdAtKey: storedKey(newest),
+    runId,
+  });
+  return newest.entryId;
+}
+
+/** What the writer tells the sequence about one written batch. */
+export interface WrittenBatch {
+  /** Every entry of the batch with an id, once each (the first served copy of a repeated id). */
+  readonly served: readonly NormalisedEntry[];
+  /** Those that were not stored, now inserted. */
+  readonly fresh: readonly NormalisedEntry[];
+}
+
+/**
+ * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
+ * served twice, inserts what is not stored (one COPY per table, the hash chain continued), and
+ * compares each re-served stored entry with the store by content hash — a difference is recorded
+ * as `changed_at_source` (sync.md S12), the stored original untouched. One batch is written while
+ * the next is fetched; at most one write is in flight.
+ */
+export class EntryWriter {
+  /** Oldest (created_at key, entry_id) among the inserted entries. */
+  oldestNew: { key: string; entryId: string } | undefined;
+  private batch: NormalisedEntry[] = [];
+  private rejected: RejectedInput[] = [];
+  private writing: Promise<void> | undefined;
+  private lastHash: Buffer | null;
+
+  constructor(
+    private readonly o: {
+      readonly tenantId: string;
+      readonly runId: number;
+      readonly counters: RunCounters;
+      readonly logger: Logger;
+      readonly findings: FindingRecorder;
+      readonly lastHash: Buffer | null;
+      readonly batchSize: number;
+      readonly tracker?: InsertTracker;
+    },
+  ) {
+    this.lastHash = o.lastHash;
+  }
+
+  /**
+   * Called with each written batch, inside the transaction, before the next is written: what a
+   * kind of run adds to the write (reconcile classifies new entries and records the served ids).
+   */
+  onBatch: ((trx: Session, batch: WrittenBatch) => Promise<void>) | undefined;
+
+  /** Takes one page's raw entries; starts writing a batch once enough are waiting. */
+  async add(trx: Session, raws: readonly unknown[]): Promise<void> {
+    for (const raw of raws) {
+      const n = normaliseEntry(this.o.tenantId, raw);
+      if (n.ok) this.batch.push(n.value);
+      else {
+        this.rejected.push({ reason: n.reason, raw: n.raw });
+        this.o.logger.warn({ reason: n.reason }, 'entry rejected: kept in govtrail.rejected_entry');
+      }
+    }
+    if (this.batch.length + this.rejected.length >= this.o.batchSize) {
+      if (this.writing !== undefined) await this.writing;
+      const w = this.flush(trx);
+      w.catch(() => {}); // awaited by the next add or by finish; this only keeps an early failure from going unhandled
+      this.writing = w;
+    }
+  }
+
+  /** Writes what is left; call once the source is exhausted (or the stop rule ended paging). */
+  async finish(trx: Session): Promise<void> {
+    if (this.writing !== undefined) await this.writing;
+    this.writing = undefined;
+    await this.flush(trx);
+  }
+
+  /** After a paging failure: let a write in flight end before the transaction rolls back. */
+  async settle(): Promise<void> {
+    if (this.writing !== undefined) await this.writing.catch(() => {});
+  }
+
+  private async flush(trx: Session): Promise<void> {
+    if (this.batch.length === 0 && this.rejected.length === 0) return;
+    const { tenantId, runId, counters, logger } = this.o;
+    // Take the batch now: the pager keeps filling the next one while this one is written.
+    const entries = this.batch;
+    const rejects = this.rejected;
+    this.batch = [];
+    this.rejected = [];
+    // The same entry may be served twice (on two pages, or twice in one page): keep the first.
+    const unique = new Map<string, NormalisedEntry>();
+    for (const e of entries) if (!unique.has(e.entry.entryId)) unique.set(e.entry.entryId, e);
+    const stored = await findStoredContent(trx, tenantId, [...unique.keys()]);
+    const fresh: NormalisedEntry[] = [];
+    const rewritten: Array<{ served: NormalisedEntry; storedHash: Buffer; servedHash: Buffer }> = [];
+    for (const e of unique.values()) {
+      const storedHash = stored.get(e.entry.entryId);
+      if (storedHash === undefined) {
+        fresh.push(e);
+        continue;
+      }
+      const servedHash = contentHash(e.entry.raw);
+      if (servedHash.equals(storedHash)) counters.entriesMatched++;
+      else rewritten.push({ served: e, storedHash, servedHash });
+    }
+    const res = await insertEntries(trx, runId, fresh, this.lastHash);
+    this.lastHash = res.lastHash;
+    counters.entriesInserted += res.inserted;
+    if (this.o.tracker !== undefined) await this.o.tracker.inserted(trx, fresh);
+    for (const e of fresh) {
+      counters.warnings += e.warnings.length;
+      if (e.warnings.length > 0)
+        logger.warn({ entryId: e.entry.entryId, warnings: e.warnings }, 'entry stored with warnings');
+      const k = { key: e.entry.createdAtKey, entryId: e.entry.entryId };
+      const o = this.oldestNew;
+      if (o === undefined || k.key < o.key || (k.key === o.key && k.entryId < o.entryId)) this.oldestNew = k;
+    }
+    counters.entriesRejected += await insertRejected(trx, tenantId, runId, rejects);
+    if (rewritten.length > 0) {
+      counters.entriesChanged += rewritten.length;
+      logger.warn(
+        { entries: rewritten.map((r) => r.served.entry.entryId).slice(0, 20), count: rewritten.length },
+        'the source serves stored entries with different content: recorded as changed_at_source',
+      );
+      await this.o.findings.rewritten(trx, rewritten);
+    }
+    await this.onBatch?.(trx, { served: [...unique.values()], fresh });
+  }
+}
+
+/**
+ * Records findings against the source (source_discrepancy) and, for the new ones, hands them to
+ * the change step for alerts — in the run's transaction.
+ */
+export class FindingRecorder {
+  /** New findings recorded so far. */
+  recorded = 0;
+  /** Alerts written for them. */
+  alerts = 0;
+
+  constructor(
+    private readonly tenantId: string,
+    private readonly runId: number,
+    private readonly changes: ChangeStep | undefined,
+  ) {}
+
+  /** Re-served entries whose content differs from the stored one. */
+  async rewritten(
+    trx: Session,
+    items: ReadonlyArray<{ served: NormalisedEntry; storedHash: Buffer; servedHash: Buffer }>,
+  ): Promise<void> {
+    const found = items.map(({ served, storedHash, servedHash }) => ({
+      served,
+      discrepancy: {
+        entryId: served.entry.entryId,
+        kind: 'changed_at_source' as const,
+        entryCreatedAt: served.entry.createdAtKey,
+        storedSha256: storedHash.toString('hex'),
+        sourceSha256: servedHash.toString('hex'),
+        sourceRaw: served.entry.raw,
+      },
+    }));
+    const recorded = await this.record(
+      trx,
+      found.map((f) => f.discrepancy),
+    );
+    if (recorded.length === 0 || this.changes?.findings === undefined) return;
+    const storedEntries = await findChronoEntries(
+      trx,
+      this.tenantId,
+      recorded.map((r) => r.entryId),
+    );
+    const servedById = new Map(found.map((f) => [f.discrepancy.entryId, f.served]));
+    await this.alert(
+      trx,
+      recorded.map((r) => {
+        const served = servedById.get(r.entryId) as NormalisedEntry;
+        return {
+          recorded: r,
+          entry: served.entry,
+          annotations: served.annotations,
+          snapshot: served.snapshotWire,
+          changes: diffSnapshots(storedEntries.get(r.entryId)?.snapshot ?? null, served.snapshotWire),
+        };
+      }),
+    );
+  }
+
+  /** Entries served now and stored by this run, dated behind what incremental runs look at. */
+  async backdated(trx: Session, entries: readonly NormalisedEntry[]): Promise<void> {
+    const recorded = await this.record(
+      trx,
+      entries.map((e) => ({
+        entryId: e.entry.entryId,
+        kind: 'backdated',
+        entryCreatedAt: e.entry.createdAtKey,
+        storedSha256: null,
+        sourceSha256: contentHash(e.entry.raw).toString('hex'),
+        sourceRaw: e.entry.raw,
+      })),
+    );
+    const byId = new Map(entries.map((e) => [e.entry.entryId, e]));
+    await this.alert(
+      trx,
+      recorded.map((r) => {
+        const e = byId.get(r.entryId) as NormalisedEntry;
+        return {
+          recorded: r,
+          entry: e.entry,
+          annotations: e.annotations,
+          snapshot: e.snapshotWire,
+          changes: [],
+        };
+      }),
+    );
+  }
+
+  /** Stored entries the source no longer serves (missing_at_source or expired_at_source). */
+  async gone(
+    trx: Session,
+    items: ReadonlyArray<{
+      stored: ChronoEntry;
+      storedHash: Buffer;
+      kind: 'missing_at_source' | 'expired_at_source';
+    }>,
+    toEntryRow: (e: ChronoEntry) => EntryRow,
+  ): Promise<void> {
+    const recorded = await this.record(
+      trx,
+      items.map(({ stored, storedHash, kind }) => ({
+        entryId: stored.entryId,
+        kind,
+        entryCreatedAt: stored.posAt,
+        storedSha256: storedHash.toString('hex'),
+        sourceSha256: null,
+        sourceRaw: null,
+      })),
+    );
+    const byId = new Map(items.map((i) => [i.stored.entryId, i.stored]));
+    await this.alert(
+      trx,
+      recorded.map((r) => {
+        const e = byId.get(r.entryId) as ChronoEntry;
+        return {
+          recorded: r,
+          entry: toEntryRow(e),
+          annotations: e.annotations,
+          snapshot: e.snapshot,
+          changes: [],
+        };
+      }),
+    );
+  }
+
+  private async record(trx: Session, found: readonly Discrepancy[]): Promise<RecordedDiscrepancy[]> {
+    const recorded = await recordDiscrepancies(trx, this.tenantId, this.runId, found);
+    this.recorded += recorded.length;
+    return recorded;
+  }
+
+  private async alert(trx: Session, found: readonly Finding[]): Promise<void> {
+    if (found.length === 0 || this.changes?.findings === undefined) return;
+    this.alerts += await this.changes.findings(trx, { tenantId: this.tenantId, runId: this.runId }, found);
+  }
+}
+
+/** Errors raised by PostgreSQL (pg and PGlite both report a severity and an SQLSTATE code). */
+function isDatabaseError(err: unknown): boolean {
+  const e = err as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code);
+}
