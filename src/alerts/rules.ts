@@ -528,7 +528,7 @@ function runContext(
 /** The first sentence of a finding's alert summary, by kind. */
 const DISCREPANCY_SENTENCE: Readonly<Record<SourceDiscrepancyKind, string>> = {
   changed_at_source:
-    'The source now serves this entry with different content; the stored original is kept. Served vs stored:',
+    'The source now serves this entry with different content; the stored original is kept. Stored → served:',
   missing_at_source: 'The source no longer serves this stored entry, while it still serves older ones.',
   expired_at_source:
     'This stored entry is older than anything the source still serves (its retention ran out).',

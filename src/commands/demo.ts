@@ -6,12 +6,14 @@ import { createAlerting } from '../alerts/setup.js';
 import type { TenantConfig } from '../config.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import { startSandbox } from '../sandbox/index.js';
+import { listDiscrepancies } from '../store/discrepancies.js';
 import { countEntries } from '../store/history.js';
 import { findCurrentSettings, findRecentAlerts, findRecentChanges } from '../store/read.js';
-import { syncTenant } from '../sync/service.js';
+import { reconcileTenant, syncTenant } from '../sync/service.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
+import { formatReconcile } from './reconcile.js';
 import { writeReport } from './report.js';
 import { formatSummaries } from './sync.js';
 import { formatTable } from './table.js';
@@ -23,7 +25,7 @@ export function demoCommand(): Command {
   return new Command('demo')
     .summary('run the whole pipeline on a sandbox tenant and the embedded database')
     .description(
-      'Run the whole pipeline on embedded parts: a sandbox tenant (in-process, seeded with a realistic history) and the embedded database in GOVTRAIL_DATA_DIR (./.govtrail), or DATABASE_URL when set. Migrates, syncs, then prints what was stored, the latest changes and the alerts raised, and how to query them. Running it again stores nothing new: the sandbox history is deterministic.',
+      'Run the whole pipeline on embedded parts: a sandbox tenant (in-process, seeded with a realistic history) and the embedded database in GOVTRAIL_DATA_DIR (./.govtrail), or DATABASE_URL when set. Migrates, syncs, then makes the sandbox rewrite and drop an entry of its history and runs a reconcile that finds both; prints what was stored, the latest changes, the alerts raised, and how to query them. Running it again stores nothing new: the sandbox history is deterministic.',
     )
     .addOption(
       new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveInt),
@@ -45,9 +47,9 @@ export function demoCommand(): Command {
           lookbackMs: config.lookbackMs,
         };
         const alerting = createAlerting(config, ctx.logger, database);
-        const run = async () => {
+        const run = async (kind: 'sync' | 'reconcile' = 'sync') => {
           const progress = progressReporter(tenant.name, ctx.logger);
-          const summary = await syncTenant({
+          const summary = await (kind === 'sync' ? syncTenant : reconcileTenant)({
             database,
             config,
             logger: ctx.logger,
@@ -68,6 +70,27 @@ export function demoCommand(): Command {
         const summaries = second === undefined ? [first] : [first, second];
         out.write(`\n${formatSummaries(summaries)}\n\n`);
         if (summaries.some((s) => s.status !== 'succeeded')) throw new ExitCode(1);
+
+        // Then the source is caught rewriting its own history: one stored entry comes back changed,
+        // another is gone. No incremental run looks that far back; a reconcile compares everything.
+        const served = sandbox.history.entries() as Array<{ metadata?: { id?: string; createdAt?: string } }>;
+        const rewritten = served[Math.floor(served.length / 3)]?.metadata;
+        const removed = served[Math.floor(served.length / 2)]?.metadata;
+        if (rewritten?.id !== undefined && removed?.id !== undefined) {
+          sandbox.history.rewrite(rewritten.id);
+          sandbox.history.remove(removed.id);
+          out.write(
+            `The sandbox now rewrites entry ${rewritten.id} (${rewritten.createdAt}) and drops entry ${removed.id} (${removed.createdAt}) from its history. govtrail reconcile pages the whole history and compares it with the store, entry by entry:\n\n`,
+          );
+          const check = await run('reconcile');
+          out.write(`${indent(formatReconcile([check]))}\n\n`);
+          const found = await listDiscrepancies(database.db, { tenantId: DEMO_TENANT, runId: check.runId });
+          for (const d of found)
+            out.write(
+              `  ${d.kind.padEnd(18)} ${d.entryId}${d.kind === 'changed_at_source' ? '  (stored original kept; served version in source_raw)' : ''}\n`,
+            );
+          if (found.length > 0) out.write('\n');
+        }
         const summary = {
           counters: { entriesInserted: summaries.reduce((n, s) => n + s.counters.entriesInserted, 0) },
         };
