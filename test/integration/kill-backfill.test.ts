@@ -4,6 +4,7 @@
  * closes the orphaned `running` ledger row as failed/ABORTED and ends equal to the truth.
  */
 import type { ChildProcess } from 'node:child_process';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { govtrailEnv, runGovtrail, type SandboxProcess } from '../../bench/lib.js';
 import type { startSandbox } from '../../src/sandbox/index.js';
@@ -74,6 +75,70 @@ describe.skipIf(!onServer)(`SIGKILL during a backfill (${NEEDS_SERVER})`, () => 
     expect(final.runs.map((r) => [r.status, r.error_code])).toEqual([
       ['failed', 'ABORTED'],
       ['succeeded', null],
+    ]);
+  });
+});
+
+describe.skipIf(!onServer)(`SIGKILL during a reconcile (${NEEDS_SERVER})`, () => {
+  it('leaves no finding, no entry and no alert of it; the next reconcile completes', async () => {
+    h = await createHarness({ entries: 6000, seed: 7 });
+    const harness = h;
+    const env = govtrailEnv(asProcess(harness.sandbox), harness.testDb.url as string, {
+      GOVTRAIL_PAGE_SIZE: '50',
+    });
+    expect((await runGovtrail(['sync'], env)).code).toBe(0);
+    const all = harness.sandbox.history.entries() as Array<{ metadata: { id: string; createdAt: string } }>;
+    // Findings early in the paging (a rewrite near the top), and a backdated entry and a hole late in it.
+    harness.sandbox.history.rewrite(all[30]?.metadata.id as string);
+    harness.sandbox.history.remove(all[5000]?.metadata.id as string);
+    const t = Date.parse(all[5500]?.metadata.createdAt as string);
+    harness.sandbox.history.backdate({ at: new Date(t + 1000).toISOString() });
+    const before = await storedState(harness.database, 'acme');
+    const requestsBefore = harness.sandbox.stats.historyRequests;
+
+    let child: ChildProcess | undefined;
+    const run = runGovtrail(['reconcile'], env, {
+      onSpawn: (c) => {
+        child = c;
+      },
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (harness.sandbox.stats.historyRequests - requestsBefore >= 40) {
+          clearInterval(timer);
+          child?.kill('SIGKILL');
+          resolve();
+        } else if (child?.exitCode !== null && child?.exitCode !== undefined) {
+          clearInterval(timer);
+          reject(new Error(`reconcile ended before it could be killed (exit ${child.exitCode})`));
+        }
+      }, 5);
+    });
+    expect((await run).signal).toBe('SIGKILL');
+
+    const counts = async () =>
+      (
+        await sql<{ findings: number; alerts: number }>`
+          select (select count(*)::int from govtrail.source_discrepancy) as findings,
+                 (select count(*)::int from govtrail.alert where rule_id = 'AIGOV-018') as alerts`.execute(
+          harness.database.db,
+        )
+      ).rows[0];
+    expect(await counts()).toEqual({ findings: 0, alerts: 0 });
+    const after = await storedState(harness.database, 'acme');
+    expect(after.entries.size).toBe(before.entries.size);
+    expect(partialEntries(after)).toEqual([]);
+
+    const rerun = await runGovtrail(['reconcile'], env);
+    expect(rerun.code, rerun.stderr).toBe(1);
+    expect(await counts()).toEqual({ findings: 3, alerts: 3 });
+    const { rows } = await sql<{ status: string; error_code: string | null }>`
+      select status, error_code from govtrail.sync_run where kind = 'reconcile' order by run_id`.execute(
+      harness.database.db,
+    );
+    expect(rows).toEqual([
+      { status: 'failed', error_code: 'ABORTED' },
+      { status: 'succeeded', error_code: null },
     ]);
   });
 });
