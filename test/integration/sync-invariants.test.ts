@@ -168,6 +168,49 @@ describe('S5 late arrivals', () => {
       expect(after?.new_value).toBe(newestSnapshot?.auditVerbosity ?? null);
   });
 
+  it('stores late arrivals that only the lookback makes it fetch: on pages 2 and 3, and in a second split by a page boundary', async () => {
+    h = await createHarness({ entries: 50, seed: 16 });
+    const hist = h.sandbox.history;
+    const base = Date.parse('2031-05-01T12:00:00Z');
+    const at = (ms: number) => new Date(ms).toISOString();
+    // 45 entries 20 s apart (the newest 14 min 40 s after the oldest): with pages of 10, a
+    // 15-minute lookback re-reads five pages. Entries 33–35 share one second: positions 9–11 from
+    // the top, across the boundary of pages 1 and 2.
+    for (let i = 0; i < 45; i++) {
+      const sameSecond = i >= 33 && i <= 35;
+      hist.appendEntry({
+        at: at(sameSecond ? base + 33 * 20_000 + (i - 33) * 250 + 100 : base + i * 20_000),
+      });
+    }
+    const first = await h.sync({ tenant: { pageSize: 10 } });
+    expect(first.status).toBe('succeeded');
+
+    const late = [
+      // Into the second split by the page boundary.
+      hist.insertLate({ at: at(base + 33 * 20_000 + 420), annotations: [] }),
+      // Between entries 30 and 31 (about 14 from the top: page 2) and 19 and 20 (about 25: page 3).
+      hist.insertLate({ at: at(base + 30 * 20_000 + 10_000), set: { discoveryInterval: '4242s' } }),
+      hist.insertLate({ at: at(base + 19 * 20_000 + 10_000), annotations: [] }),
+    ].map((e) => (e as { metadata: { id: string } }).metadata.id);
+    const served = (hist.entries() as Array<{ metadata: { id: string } }>).map((e) => e.metadata.id);
+    const pages = late.map((id) => Math.floor(served.indexOf(id) / 10) + 1);
+    expect(pages[1]).toBe(2);
+    expect(pages[2]).toBe(3);
+
+    const run = await h.sync({ tenant: { pageSize: 10 } });
+    expect(run.status).toBe('succeeded');
+    expect(run.counters.entriesInserted).toBe(3);
+    expect(run.counters.pagesFetched).toBe(5);
+    const state = await storedState(h.database, 'acme');
+    expect(compareWithTruth(state, hist.entries())).toEqual([]);
+    // The entry after the page-2 arrival is now diffed against it.
+    const successor = served[served.indexOf(late[1] as string) - 1] as string;
+    const { rows } = await sql<{ old_value: unknown }>`
+      select old_value from govtrail.field_change
+      where entry_id = ${successor} and field = 'discovery_interval'`.execute(h.database.db);
+    expect(rows).toEqual([{ old_value: '4242s' }]);
+  });
+
   it('with GOVTRAIL_LOOKBACK=0 stops at the first entry at or before the checkpoint', async () => {
     h = await createHarness({ entries: 500, seed: 13 });
     await h.sync({ tenant: { lookbackMs: 0, pageSize: 10 } });
