@@ -22,8 +22,9 @@ export function reportCommand(): Command {
   return new Command('report')
     .description(
       'Write a self-contained HTML report (no scripts, no network): posture timeline with loosened periods, ' +
-        'changes per week by direction, alerts by severity, the changes with actors and ticket links, and ' +
-        'exporter health. Opens offline and prints. Default period: the 90 days before the newest entry.',
+        'changes per week by direction, alerts by severity, the changes with actors and ticket links, ' +
+        'exporter health, and source integrity (the last reconcile: entries verified, coverage, discrepancies). ' +
+        'Opens offline and prints. Default period: the 90 days before the newest entry.',
     )
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)')

@@ -3,6 +3,12 @@
  * takes this object, so it can be tested without a database.
  */
 import type { Session } from '../store/database.js';
+import type { DiscrepancyRow } from '../store/discrepancies.js';
+import {
+  findLatestDiscrepancies,
+  findSourceIntegrity,
+  type SourceIntegrity,
+} from '../store/integrity-read.js';
 import {
   type ChangeLogRow,
   countAlertsBySeverity,
@@ -20,6 +26,9 @@ import {
 /** How many changes the report's table lists (the newest); the export has them all. */
 export const REPORT_CHANGE_ROWS = 150;
 
+/** How many recorded discrepancies the integrity panel lists (the newest). */
+export const REPORT_DISCREPANCY_ROWS = 50;
+
 export interface ReportData {
   readonly tenantId: string;
   readonly from: Date;
@@ -33,6 +42,12 @@ export interface ReportData {
   readonly changes: readonly ChangeLogRow[];
   readonly changeCount: number;
   readonly health: ExporterHealth | undefined;
+  /** The source's integrity over the whole history (not only the period): last reconcile, open counts. */
+  readonly integrity: SourceIntegrity;
+  /** The newest recorded discrepancies of the tenant, newest first, at most {@link REPORT_DISCREPANCY_ROWS}. */
+  readonly discrepancies: readonly DiscrepancyRow[];
+  /** How many discrepancies are recorded for the tenant in all. */
+  readonly discrepancyCount: number;
 }
 
 /**
@@ -52,6 +67,7 @@ export async function loadReportData(
   const from = options.from ?? new Date(to.getTime() - quarter);
   const filter = { tenantId: options.tenantId, since: from, until: to };
   const timeline = await findTimeline(db, options.tenantId, { from, to });
+  const discrepancies = await findLatestDiscrepancies(db, options.tenantId, REPORT_DISCREPANCY_ROWS);
   return {
     tenantId: options.tenantId,
     from,
@@ -68,5 +84,8 @@ export async function loadReportData(
     changes: await findLatestChanges(db, filter, REPORT_CHANGE_ROWS),
     changeCount: await countChanges(db, filter),
     health: await findExporterHealth(db, options.tenantId),
+    integrity: await findSourceIntegrity(db, options.tenantId),
+    discrepancies: discrepancies.rows,
+    discrepancyCount: discrepancies.total,
   };
 }

@@ -5,7 +5,7 @@
 import { formatValue, humanSeconds, shortEnum } from '../alerts/format.js';
 import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import { postureTimeline, severityBars, weeklyBars } from './charts.js';
-import type { ReportData } from './data.js';
+import { REPORT_DISCREPANCY_ROWS, type ReportData } from './data.js';
 import { esc, safeUrl } from './escape.js';
 
 const CSS = `
@@ -49,6 +49,12 @@ a:hover { text-decoration: underline; }
 dl.health { display:grid; grid-template-columns: 180px 1fr; gap: 6px 16px; margin: 0; }
 dl.health dt { color: var(--muted); }
 dl.health dd { margin: 0; }
+.badge.alerting { background: #f6e0da; color: var(--loose); }
+.badge.info { background: #eef1f5; color: #52606d; }
+p.verdict { font-size: 15px; margin: 0 0 14px; }
+dl.health + p.note { margin: 16px 0 10px; }
+dd .note { color: var(--muted); font-size: 13px; }
+td code { overflow-wrap: anywhere; }
 .ok { color: var(--tight); font-weight: 600; }
 .bad { color: var(--loose); font-weight: 600; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
@@ -67,6 +73,127 @@ function ts(d: Date | null | undefined): string {
 
 function actor(kind: string | null, user: string | null): string {
   return [kind === null ? 'unknown' : shortEnum(kind), user].filter(Boolean).join(' · ');
+}
+
+/** A word for a shell command line: as is when plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9._@%+=:,/-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+}
+
+/** A content hash shortened for the table, the whole of it in the tooltip. */
+function shortHash(hex: string | null): string {
+  return hex === null ? '—' : `<code title="${esc(hex)}">${esc(hex.slice(0, 12))}…</code>`;
+}
+
+/** The kinds in the order the panel lists them, with what each means and what to do about it. */
+const KINDS = [
+  {
+    kind: 'changed_at_source',
+    label: 'Changed at source',
+    alerting: true,
+    help: 'the source serves a stored entry with other content; the stored original is kept. Ask who rewrote it and why.',
+  },
+  {
+    kind: 'missing_at_source',
+    label: 'Missing at source',
+    alerting: true,
+    help: 'a stored entry is no longer served while older ones are: a hole in the source history. Treat as possible tampering.',
+  },
+  {
+    kind: 'backdated',
+    label: 'Backdated',
+    alerting: true,
+    help: 'an entry appeared dated before any incremental run looks; it is stored now. Ask who inserted history into the past.',
+  },
+  {
+    kind: 'expired_at_source',
+    label: 'Expired at source',
+    alerting: false,
+    help: "older than the oldest entry the source still serves: its retention ran out. No alert; govtrail's copy is now the only one, so keep backups.",
+  },
+] as const;
+
+/** The "Source integrity" panel (integrity.md): the last reconcile's verdict and coverage, open discrepancies, the findings. */
+function integrityPanel(data: ReportData): string {
+  const i = data.integrity;
+  const v = i.verified;
+  const command = `govtrail reconcile --tenant ${shellWord(data.tenantId)}`;
+  const alerting = i.open.changed_at_source + i.open.missing_at_source + i.open.backdated;
+  const expired = i.open.expired_at_source;
+  const parts: string[] = [];
+
+  if (v === undefined) {
+    const failed =
+      i.lastReconcileAt === null
+        ? 'No reconcile has run for this tenant'
+        : `No reconcile has succeeded for this tenant: the last one, at ${esc(ts(i.lastReconcileAt))} (run ${esc(String(i.lastReconcileRunId ?? '—'))}), ${esc(i.lastReconcileStatus ?? 'did not finish')}`;
+    parts.push(
+      `<p class="verdict"><span class="bad">Not verified against the source.</span> ${failed}, so nothing shows that the stored history still equals what the source serves (no check for rewritten, removed, expired or backdated entries). Run <code>${esc(command)}</code>.</p>`,
+    );
+  } else {
+    const expiredText =
+      expired > 0
+        ? `, and ${plural(expired, 'stored entry has', 'stored entries have')} expired at the source (retention)`
+        : '';
+    parts.push(
+      `<p class="verdict"><span class="${alerting > 0 ? 'bad' : 'ok'}">Source verified on ${esc(ts(v.finishedAt))}: ${esc(plural(v.entriesMatched, 'entry matches', 'entries match'))}; ${esc(plural(alerting, 'discrepancy', 'discrepancies'))}</span>${esc(expiredText)}.</p>`,
+    );
+  }
+
+  const rows: string[] = [];
+  if (v !== undefined) {
+    const from = v.coveredFromText ?? v.coveredFrom?.toISOString() ?? null;
+    const to = v.coveredToText ?? v.coveredTo?.toISOString() ?? null;
+    rows.push(
+      `<dt>Coverage</dt><dd>${
+        from === null || to === null
+          ? 'the source served no entries'
+          : `every entry created from <code>${esc(from)}</code> to <code>${esc(to)}</code>: ${esc(plural(v.entriesServed, 'entry', 'entries'))} served, ${esc(v.entriesMatched.toLocaleString('en'))} identical to the store`
+      }</dd>`,
+      `<dt>Verified by</dt><dd>reconcile run ${esc(String(v.runId))}, finished ${esc(ts(v.finishedAt))}</dd>`,
+    );
+    if (i.lastReconcileRunId !== null && i.lastReconcileRunId !== v.runId) {
+      rows.push(
+        `<dt>Latest reconcile</dt><dd><span class="bad">${esc(i.lastReconcileStatus ?? 'unknown')}</span> at ${esc(ts(i.lastReconcileAt))} (run ${esc(String(i.lastReconcileRunId))}); the figures here are from the last successful one. Run <code>${esc(command)}</code>.</dd>`,
+      );
+    }
+  }
+  for (const k of KINDS) {
+    const n = i.open[k.kind];
+    // Only a reconcile finds holes, expiry and backdating; syncs find rewrites in their lookback window.
+    const value =
+      v === undefined && k.kind !== 'changed_at_source'
+        ? '<span class="bad">not checked</span>'
+        : `<span class="${n > 0 && k.alerting ? 'bad' : n > 0 ? '' : 'ok'}">${esc(n.toLocaleString('en'))}</span>`;
+    rows.push(`<dt>${esc(k.label)}</dt><dd>${value} <span class="note">— ${esc(k.help)}</span></dd>`);
+  }
+  parts.push(`<dl class="health">\n${rows.join('\n')}\n</dl>`);
+
+  if (data.discrepancyCount === 0) {
+    parts.push('<p class="note">No discrepancy has been recorded for this tenant.</p>');
+  } else {
+    const list = data.discrepancies
+      .map((d) => {
+        const k = KINDS.find((x) => x.kind === d.kind);
+        return `<tr><td class="t">${esc(ts(d.detectedAt))}</td><td><code>${esc(d.entryId)}</code></td><td><span class="badge ${k?.alerting === false ? 'info' : 'alerting'}">${esc(d.kind)}</span></td><td class="t">${esc(ts(d.entryCreatedAt))}</td><td>${shortHash(d.storedSha256)}</td><td>${shortHash(d.sourceSha256)}</td><td>${esc(String(d.runId))}</td></tr>`;
+      })
+      .join('\n');
+    const more = data.discrepancyCount - data.discrepancies.length;
+    parts.push(
+      `<p class="note">Findings recorded in <code>govtrail.source_discrepancy</code>, newest first${data.discrepancyCount > REPORT_DISCREPANCY_ROWS ? ` (the newest ${REPORT_DISCREPANCY_ROWS})` : ''}. Each is a fact of the moment it was found and is never changed; whether it still holds is what the counts above say.</p>
+  <table>
+    <thead><tr><th>Detected at</th><th>Entry</th><th>Kind</th><th>Entry created at</th><th>Stored sha256</th><th>Source sha256</th><th>Run</th></tr></thead>
+    <tbody>
+${list}${more > 0 ? `\n<tr><td colspan="7">and ${esc(more.toLocaleString('en'))} more</td></tr>` : ''}
+    </tbody>
+  </table>`,
+    );
+  }
+  return parts.join('\n  ');
 }
 
 /** Renders the report. */
@@ -166,7 +293,12 @@ ${changeRows || '<tr><td colspan="7">No changes in this period.</td></tr>'}
   <h2>Exporter health</h2>
   ${health}
 </section>
-<footer>All times UTC. Source: the govtrail views settings_timeline, change_log, alert_log and exporter_health.</footer>
+<section>
+  <h2>Source integrity</h2>
+  <p class="note">Whether the stored history still equals the tenant's whole history as the source serves it now (<code>govtrail reconcile</code> compares every entry by content hash), over all time, not only this period.</p>
+  ${integrityPanel(data)}
+</section>
+<footer>All times UTC. Source: the govtrail views settings_timeline, change_log, alert_log and exporter_health, and the tables source_discrepancy and sync_run.</footer>
 </main>
 </body>
 </html>

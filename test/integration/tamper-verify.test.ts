@@ -85,7 +85,11 @@ describe.skipIf(!onServer)(`govtrail verify (${NEEDS_SERVER})`, () => {
     });
     const r = await h.database.withSession((s) => verifyStore(s, { pageSize: 16 }));
     expect(r.findings).toEqual([
-      expect.objectContaining({ kind: 'content_hash_mismatch', seq: Number(target.seq), entryId: target.entry_id }),
+      expect.objectContaining({
+        kind: 'content_hash_mismatch',
+        seq: Number(target.seq),
+        entryId: target.entry_id,
+      }),
     ]);
   });
 
