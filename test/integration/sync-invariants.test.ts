@@ -93,6 +93,31 @@ describe('S2 no duplicates', () => {
   });
 });
 
+/**
+ * Runs `body` with a trigger that fails every row statement on `table` matching `when`
+ * (superuser, on the test database), and removes it afterwards.
+ */
+async function failingTrigger(
+  x: Harness,
+  table: string,
+  timing: string,
+  when: string,
+  body: () => Promise<void>,
+): Promise<void> {
+  await sql
+    .raw(`
+    create or replace function govtrail.test_injected_failure() returns trigger language plpgsql as $$
+    begin raise exception 'injected failure on %', tg_table_name; end $$;
+    create trigger test_injected_failure ${timing} on ${table}
+      for each row when (${when}) execute function govtrail.test_injected_failure();`)
+    .execute(x.database.db);
+  try {
+    await body();
+  } finally {
+    await sql.raw(`drop trigger test_injected_failure on ${table}`).execute(x.database.db);
+  }
+}
+
 describe('S3 atomic', () => {
   it('a 500 on page 4 fails the run without moving the checkpoint or keeping rows; the next run completes', async () => {
     h = await createHarness({ entries: 1000, seed: 9 });
@@ -114,6 +139,58 @@ describe('S3 atomic', () => {
     expect(ok.status).toBe('succeeded');
     state = await storedState(h.database, 'acme');
     expect(compareWithTruth(state, h.sandbox.history.entries())).toEqual([]);
+  });
+
+  it('an alert that cannot be written fails the whole run: no entry is kept without its alerts', async () => {
+    h = await createHarness({ entries: 60, seed: 17 });
+    const x = h;
+    await x.sync();
+    const before = await storedState(x.database, 'acme');
+    x.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
+    x.sandbox.history.appendEntry({ set: { requireToolApproval: false }, annotations: [] });
+    await failingTrigger(x, 'govtrail.alert', 'before insert', 'true', async () => {
+      const failed = await x.sync();
+      expect(failed.status).toBe('failed');
+      expect(failed.error?.code).toBe('DATABASE');
+      const after = await storedState(x.database, 'acme');
+      expect(after.entries.size).toBe(before.entries.size);
+      expect(after.checkpoint).toEqual(before.checkpoint);
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from govtrail.field_change f
+        where not exists (select 1 from govtrail.history_entry e where e.entry_id = f.entry_id)`.execute(
+        x.database.db,
+      );
+      expect(rows[0]?.n).toBe(0);
+    });
+    const ok = await x.sync();
+    expect(ok.status).toBe('succeeded');
+    expect(ok.counters.entriesInserted).toBe(2);
+    expect(ok.alerts).toBeGreaterThan(0);
+  });
+
+  it('a run that fails as it closes leaves the checkpoint, the entries and the alerts as they were', async () => {
+    h = await createHarness({ entries: 60, seed: 18 });
+    const x = h;
+    await x.sync();
+    const before = await storedState(x.database, 'acme');
+    const alertsBefore = (
+      await sql<{ n: number }>`select count(*)::int as n from govtrail.alert`.execute(x.database.db)
+    ).rows[0]?.n;
+    x.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
+    x.sandbox.history.appendEntry({ set: { requireToolApproval: false }, annotations: [] });
+    // The ledger row is closed last, in the same transaction as the data and the checkpoint.
+    await failingTrigger(x, 'govtrail.sync_run', 'before update', "new.status = 'succeeded'", async () => {
+      const failed = await x.sync();
+      expect(failed.status).toBe('failed');
+      const after = await storedState(x.database, 'acme');
+      expect(after.checkpoint).toEqual(before.checkpoint);
+      expect(after.entries.size).toBe(before.entries.size);
+      const alerts = (
+        await sql<{ n: number }>`select count(*)::int as n from govtrail.alert`.execute(x.database.db)
+      ).rows[0]?.n;
+      expect(alerts).toBe(alertsBefore);
+    });
+    expect((await x.sync()).status).toBe('succeeded');
   });
 
   it('an incremental run that fails keeps the old checkpoint', async () => {
