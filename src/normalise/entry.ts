@@ -173,6 +173,39 @@ function normaliseAnnotations(
   });
 }
 
+/** Where an entry sits in the history: what a run needs of an entry it may already have stored. */
+export interface EntryKey {
+  readonly entryId: string;
+  /** UTC, nine fractional digits. */
+  readonly createdAtKey: string;
+  readonly createdAtText: string | null;
+}
+
+/**
+ * The key of a wire entry — its id and time, exactly as normaliseEntry would give them — without
+ * normalising the rest; undefined when normaliseEntry would reject the entry. A run looks up
+ * stored entries by this and normalises only the ones it has to store.
+ */
+export function entryKeyOf(raw: unknown): EntryKey | undefined {
+  if (!isObject(raw)) return undefined;
+  const meta = raw['metadata'];
+  if (!isObject(meta)) return undefined;
+  const id = meta['id'];
+  if (typeof id !== 'string' || id.trim() === '') return undefined;
+  const entryId = cleanText(id);
+  const createdAtRaw = meta['createdAt'];
+  const time = parseTimestamp(createdAtRaw);
+  if (time !== undefined)
+    return { entryId, createdAtKey: time.key, createdAtText: cleanText(createdAtRaw as string) };
+  const fromId = ksuidTime(entryId);
+  if (fromId === undefined) return undefined;
+  return {
+    entryId,
+    createdAtKey: dateKey(fromId),
+    createdAtText: typeof createdAtRaw === 'string' && createdAtRaw !== '' ? cleanText(createdAtRaw) : null,
+  };
+}
+
 /** Normalises one wire entry. Never throws. */
 export function normaliseEntry(tenantId: string, raw: unknown): NormaliseResult {
   if (!isObject(raw)) {

@@ -39,11 +39,10 @@ export function runReconcile(options: RunOptions): Promise<RunSummary> {
 
     await createServedTable(trx);
     writer.onBatch = async (batchTrx, { served, fresh }) => {
-      for (const e of served)
-        coverage.see(e.entry.createdAtKey, e.entry.createdAtText ?? e.entry.createdAtKey);
+      for (const e of served) coverage.see(e.createdAtKey, e.createdAtText ?? e.createdAtKey);
       await recordServed(
         batchTrx,
-        served.map((e) => e.entry.entryId),
+        served.map((e) => e.entryId),
       );
       const backdated =
         backdatedBefore === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < backdatedBefore);

@@ -8,7 +8,7 @@ import { diffSnapshots, type FieldChange } from '../changes/diff.js';
 import { type GovtrailError, toGovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { contentHash } from '../normalise/canonical.js';
-import { normaliseEntry } from '../normalise/entry.js';
+import { type EntryKey, entryKeyOf, normaliseEntry } from '../normalise/entry.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
 import { type ChronoEntry, findChronoEntries } from '../store/changes.js';
 import type { Database, Session } from '../store/database.js';
@@ -386,10 +386,16 @@ async function advanceCheckpoint(trx: Session, tenantId: string, runId: number):
 
 /** What the writer tells the sequence about one written batch. */
 export interface WrittenBatch {
-  /** Every entry of the batch with an id, once each (the first served copy of a repeated id). */
-  readonly served: readonly NormalisedEntry[];
+  /** The key of every entry of the batch with an id, once each (the first served copy of a repeated id). */
+  readonly served: readonly EntryKey[];
   /** Those that were not stored, now inserted. */
   readonly fresh: readonly NormalisedEntry[];
+}
+
+/** A served entry that can be keyed, waiting in a batch. */
+interface Served {
+  readonly raw: unknown;
+  readonly key: EntryKey;
 }
 
 /**
@@ -402,7 +408,7 @@ export interface WrittenBatch {
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */
   oldestNew: { key: string; entryId: string } | undefined;
-  private batch: NormalisedEntry[] = [];
+  private batch: Served[] = [];
   private rejected: RejectedInput[] = [];
   private writing: Promise<void> | undefined;
   private lastHash: Buffer | null;
@@ -431,12 +437,11 @@ export class EntryWriter {
   /** Takes one page's raw entries; starts writing a batch once enough are waiting. */
   async add(trx: Session, raws: readonly unknown[]): Promise<void> {
     for (const raw of raws) {
-      const n = normaliseEntry(this.o.tenantId, raw);
-      if (n.ok) this.batch.push(n.value);
-      else {
-        this.rejected.push({ reason: n.reason, raw: n.raw });
-        this.o.logger.warn({ reason: n.reason }, 'entry rejected: kept in govtrail.rejected_entry');
-      }
+      // Only the key now: most served entries of a reconcile (and of a sync's lookback window) are
+      // stored already, and need no more than a content hash.
+      const key = entryKeyOf(raw);
+      if (key !== undefined) this.batch.push({ raw, key });
+      else this.reject(raw);
     }
     if (this.batch.length + this.rejected.length >= this.o.batchSize) {
       if (this.writing !== undefined) await this.writing;
@@ -458,30 +463,43 @@ export class EntryWriter {
     if (this.writing !== undefined) await this.writing.catch(() => {});
   }
 
+  private reject(raw: unknown): void {
+    const n = normaliseEntry(this.o.tenantId, raw);
+    const reason = n.ok ? 'entry could not be keyed' : n.reason;
+    this.rejected.push({ reason, raw });
+    this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
+  }
+
   private async flush(trx: Session): Promise<void> {
     if (this.batch.length === 0 && this.rejected.length === 0) return;
     const { tenantId, runId, counters, logger } = this.o;
     // Take the batch now: the pager keeps filling the next one while this one is written.
     const entries = this.batch;
-    const rejects = this.rejected;
     this.batch = [];
-    this.rejected = [];
     // The same entry may be served twice (on two pages, or twice in one page): keep the first.
-    const unique = new Map<string, NormalisedEntry>();
-    for (const e of entries) if (!unique.has(e.entry.entryId)) unique.set(e.entry.entryId, e);
+    const unique = new Map<string, Served>();
+    for (const e of entries) if (!unique.has(e.key.entryId)) unique.set(e.key.entryId, e);
     const stored = await findStoredContent(trx, tenantId, [...unique.keys()]);
     const fresh: NormalisedEntry[] = [];
     const rewritten: Array<{ served: NormalisedEntry; storedHash: Buffer; servedHash: Buffer }> = [];
     for (const e of unique.values()) {
-      const storedHash = stored.get(e.entry.entryId);
+      const storedHash = stored.get(e.key.entryId);
       if (storedHash === undefined) {
-        fresh.push(e);
+        const n = normaliseEntry(tenantId, e.raw);
+        if (n.ok) fresh.push(n.value);
+        else this.reject(e.raw);
         continue;
       }
-      const servedHash = contentHash(e.entry.raw);
-      if (servedHash.equals(storedHash)) counters.entriesMatched++;
-      else rewritten.push({ served: e, storedHash, servedHash });
+      const servedHash = contentHash(e.raw);
+      if (servedHash.equals(storedHash)) {
+        counters.entriesMatched++;
+        continue;
+      }
+      const n = normaliseEntry(tenantId, e.raw);
+      if (n.ok) rewritten.push({ served: n.value, storedHash, servedHash });
     }
+    const rejects = this.rejected;
+    this.rejected = [];
     const res = await insertEntries(trx, runId, fresh, this.lastHash);
     this.lastHash = res.lastHash;
     counters.entriesInserted += res.inserted;
@@ -503,7 +521,7 @@ export class EntryWriter {
       );
       await this.o.findings.rewritten(trx, rewritten);
     }
-    await this.onBatch?.(trx, { served: [...unique.values()], fresh });
+    await this.onBatch?.(trx, { served: [...unique.values()].map((e) => e.key), fresh });
   }
 }
 
