@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { entryKeyOf, normaliseEntry } from '../../src/normalise/entry.js';
 
 const anyJson = fc.jsonValue({ maxDepth: 2 });
-const maybe = <T>(a: fc.Arbitrary<T>) => fc.oneof(a, anyJson, fc.constant(null), fc.constant(undefined));
 const id = fc.oneof(
   fc.stringMatching(/^[0-9A-Za-z]{27}$/),
-  fc.constantFrom('', '   ', 'a\u0000b', '\ud800x', 'not-a-ksuid'),
+  fc.constantFrom('', '   ', 'a\u0000b', '\ud800x', 'not-a-ksuid', '2sWLaGbqRFibdeTZEGNBj40O0J\u0000'),
   fc.string(),
+  anyJson,
 );
 const createdAt = fc.oneof(
   fc
@@ -28,13 +28,14 @@ const createdAt = fc.oneof(
     'soon',
     '',
   ),
-);
-const entry = fc.oneof(
-  fc.record({
-    metadata: maybe(fc.record({ id: maybe(id), createdAt: maybe(createdAt) }, { requiredKeys: [] })),
-  }),
   anyJson,
 );
+const metadata = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ id, createdAt }) },
+  { weight: 1, arbitrary: fc.record({ id }) },
+  { weight: 1, arbitrary: anyJson },
+);
+const entry = fc.oneof({ weight: 9, arbitrary: fc.record({ metadata }) }, { weight: 1, arbitrary: anyJson });
 
 describe('entryKeyOf', () => {
   it('agrees with normaliseEntry on the id, the time and what cannot be keyed', () => {
