@@ -172,7 +172,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'if (first.response.status !== 401 || first.token !== undefined) return first.response;',
       },
     ],
-    tests: [SYNC, 'test/integration/tenant-api-client.test.ts'],
+    tests: [SYNC, 'test/integration/tenant-api-retries.test.ts'],
   },
   {
     name: 'delete-recreate-blind',
