@@ -35,7 +35,7 @@ export async function pingDatabase(db: Session): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-/** Health of each tenant from its most recent finished runs. */
+/** Health of each tenant from its most recent finished syncs (a reconcile's outcome is in /metrics and exporter_health). */
 export async function readTenantHealth(db: Session, tenants: readonly string[]): Promise<TenantHealth[]> {
   const out: TenantHealth[] = [];
   for (const tenant of tenants) {
@@ -43,6 +43,7 @@ export async function readTenantHealth(db: Session, tenants: readonly string[]):
       .selectFrom('govtrail.sync_run')
       .select(['run_id', 'status', 'finished_at', 'error_code'])
       .where('tenant_id', '=', tenant)
+      .where('kind', '=', 'sync')
       .where('status', 'in', ['succeeded', 'failed'])
       .orderBy('run_id', 'desc')
       .limit(STREAK_WINDOW)
