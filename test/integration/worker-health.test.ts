@@ -210,6 +210,40 @@ describe('worker health and metrics', () => {
     }
   });
 
+  it.skipIf(!onServer)(
+    `counts reconcile outcomes and the discrepancies that held, and keeps health to syncs (${NEEDS_SERVER})`,
+    async () => {
+      const s = service as WorkerService;
+      const sb = sandbox as Sandbox;
+      await s.worker.tick('manual', 'sync');
+      const clean = await s.worker.tick('manual', 'reconcile');
+      expect(clean).toMatchObject({ summaries: [{ kind: 'reconcile', status: 'succeeded' }] });
+      const entries = sb.history.entries() as Array<{ metadata: { id: string } }>;
+      sb.history.rewrite(entries[40]?.metadata.id as string);
+      sb.history.remove(entries[60]?.metadata.id as string);
+      await s.worker.tick('manual', 'reconcile');
+      const samples = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
+      expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'agrees' })).toBe(1);
+      expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'differs' })).toBe(1);
+      expect(
+        value(samples, 'govtrail_source_discrepancies', { tenant: 'acme', kind: 'changed_at_source' }),
+      ).toBe(1);
+      expect(
+        value(samples, 'govtrail_source_discrepancies', { tenant: 'acme', kind: 'missing_at_source' }),
+      ).toBe(1);
+      expect(value(samples, 'govtrail_source_discrepancies_recorded_total', { tenant: 'acme' })).toBe(2);
+      const health = (await (await fetch(`${base}/healthz`)).json()) as {
+        tenants: Array<{ lastRun: { runId: number } }>;
+      };
+      const db = await openDatabase({ url: (testDb as TestDatabase).url });
+      const { rows } = await sql<{ run_id: number }>`
+        select max(run_id)::int as run_id from govtrail.sync_run where kind = 'sync' and status = 'succeeded'`
+        .execute(db.db)
+        .finally(() => db.close());
+      expect(health.tenants[0]?.lastRun.runId).toBe(rows[0]?.run_id);
+    },
+  );
+
   it.skipIf(!onServer)(`answers 404 on other paths (${NEEDS_SERVER})`, async () => {
     const res = await fetch(`${base}/nope`);
     expect(res.status).toBe(404);
