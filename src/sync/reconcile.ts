@@ -20,7 +20,7 @@ import {
 } from '../store/reconcile.js';
 import type { ReconcileLedger } from '../store/runs.js';
 import { entryRow } from './changes.js';
-import { executeRun, type RunOptions, type RunSummary } from './steps.js';
+import { executeRun, pageAndWrite, type RunOptions, type RunSummary } from './steps.js';
 import { lookbackBound } from './stop-rule.js';
 
 /** Stored entries the source no longer serves, classified per batch of this many. */
@@ -29,7 +29,7 @@ const GONE_BATCH = 2000;
 /** Runs one reconcile for one tenant. Never throws for a failed run: the summary carries the error. */
 export function runReconcile(options: RunOptions): Promise<RunSummary> {
   return executeRun('reconcile', options, async (ctx) => {
-    const { trx, checkpoint, counters, writer, findings, tenantId } = ctx;
+    const { trx, checkpoint, writer, findings, tenantId } = ctx;
     // Served-not-stored entries older than this no incremental run could have picked up.
     const backdatedBefore =
       checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs);
@@ -51,28 +51,9 @@ export function runReconcile(options: RunOptions): Promise<RunSummary> {
       if (backdated.length > 0) await findings.backdated(batchTrx, backdated);
     };
 
-    try {
-      for await (const page of options.source.listHistory({
-        pageSize: options.pageSize,
-        maxPages: options.maxPages,
-      })) {
-        counters.pagesFetched++;
-        counters.entriesFetched += page.entries.length;
-        await writer.add(trx, page.entries);
-        options.onProgress?.({
-          pages: counters.pagesFetched,
-          entries: counters.entriesFetched,
-          inserted: counters.entriesInserted,
-        });
-      }
-    } catch (err) {
-      // Nothing may run after ROLLBACK: let a write in flight finish first.
-      await writer.settle();
-      throw err;
-    }
-    await writer.finish(trx);
+    await pageAndWrite(ctx);
 
-    const gone = await classifyGone(ctx.trx, tenantId, coverage.oldest?.key, async (rows) => {
+    const gone = await classifyGone(trx, tenantId, coverage.oldest?.key, async (rows) => {
       const ids = rows.map((r) => r.entryId);
       // One statement at a time: they share the transaction's connection.
       const hashes = await findStoredContent(trx, tenantId, ids);

@@ -369,6 +369,43 @@ export async function executeRun(
 }
 
 /**
+ * Pages the history newest first and writes every page through the run's writer, until the
+ * listing ends or `stopAfter` says a page is the last one needed. Returns why paging stopped.
+ */
+export async function pageAndWrite(
+  ctx: RunContext,
+  stopAfter?: (page: HistoryPage) => boolean,
+): Promise<'checkpoint' | 'end_of_history'> {
+  const { options, counters, writer, trx } = ctx;
+  try {
+    for await (const page of options.source.listHistory({
+      pageSize: options.pageSize,
+      maxPages: options.maxPages,
+      ...(stopAfter !== undefined ? { stopAfter } : {}),
+    })) {
+      counters.pagesFetched++;
+      counters.entriesFetched += page.entries.length;
+      await writer.add(trx, page.entries);
+      options.onProgress?.({
+        pages: counters.pagesFetched,
+        entries: counters.entriesFetched,
+        inserted: counters.entriesInserted,
+      });
+      if (stopAfter?.(page) === true) {
+        await writer.finish(trx);
+        return 'checkpoint';
+      }
+    }
+  } catch (err) {
+    // Nothing may run after ROLLBACK: let a write in flight finish first.
+    await writer.settle();
+    throw err;
+  }
+  await writer.finish(trx);
+  return 'end_of_history';
+}
+
+/**
  * Moves the checkpoint to the newest stored entry — by (created_at, entry_id), never "the last one
  * seen" — and returns its id (undefined while the tenant has no entries).
  */

@@ -8,7 +8,7 @@ import { type Alerting, createAlerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
-import { reconcileTenant, syncTenant } from '../sync/service.js';
+import { reconcileTenant, type SyncTenantOptions, syncTenant } from '../sync/service.js';
 import { createHttpAgent } from '../tenant-api/http.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { type HealthServer, startHealthServer } from './server.js';
@@ -68,39 +68,29 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       }),
   });
 
+  // What every scheduled run of a tenant shares: the database, the agent, the outbox, the metrics.
+  const runOptions = (tenant: TenantConfig, signal: AbortSignal): SyncTenantOptions => ({
+    database,
+    config,
+    logger,
+    tenant,
+    trigger: 'schedule',
+    dispatcher: agent,
+    signal,
+    alerting,
+    onRetry: () => metrics.recordRetry(tenant.name),
+  });
   const worker = createWorker({
     tenants,
     schedule: config.schedule,
     concurrency: config.workerConcurrency,
     logger,
-    syncTenant: (tenant, signal) =>
-      syncTenant({
-        database,
-        config,
-        logger,
-        tenant,
-        trigger: 'schedule',
-        dispatcher: agent,
-        signal,
-        alerting,
-        onRetry: () => metrics.recordRetry(tenant.name),
-      }),
+    syncTenant: (tenant, signal) => syncTenant(runOptions(tenant, signal)),
     ...(config.reconcileSchedule !== undefined
       ? {
           reconcile: {
             schedule: config.reconcileSchedule,
-            run: (tenant: TenantConfig, signal: AbortSignal) =>
-              reconcileTenant({
-                database,
-                config,
-                logger,
-                tenant,
-                trigger: 'schedule',
-                dispatcher: agent,
-                signal,
-                alerting,
-                onRetry: () => metrics.recordRetry(tenant.name),
-              }),
+            run: (tenant: TenantConfig, signal: AbortSignal) => reconcileTenant(runOptions(tenant, signal)),
           },
         }
       : {}),
