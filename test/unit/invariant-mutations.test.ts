@@ -1,0 +1,38 @@
+/**
+ * The deliberate bugs of `npm run mutate:invariants` must keep applying to the source as it moves:
+ * a mutation whose text no longer matches would guard nothing. The mutation runs themselves are
+ * slow and stay out of CI; this check is instant and runs on every CI run.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MUTATIONS, patchProblems } from '../../scripts/invariant-mutations.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('the invariant mutation list', () => {
+  it('has unique names and at least the mutations the test-strength issue asks for', () => {
+    const names = MUTATIONS.map((m) => m.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const required of [
+      'lookback-ignored',
+      'checkpoint-last-seen',
+      'duplicates-kept',
+      'no-advisory-lock',
+      'checkpoint-outside-transaction',
+      'alerts-after-commit',
+      'repeated-token-undetected',
+      '401-not-refreshed',
+      'delete-recreate-blind',
+      'reserved-content-not-compared',
+    ])
+      expect(names).toContain(required);
+  });
+
+  for (const m of MUTATIONS) {
+    it(`${m.name} still applies to the source and names test files that exist`, () => {
+      expect(patchProblems(ROOT, m)).toEqual([]);
+      for (const t of m.tests) expect(existsSync(path.join(ROOT, t)), t).toBe(true);
+    });
+  }
+});
