@@ -204,12 +204,15 @@ export function runGovtrail(
 }
 
 /** The 'sync succeeded' log line of a CLI run, parsed. */
-export function syncLog(stderr: string): Record<string, unknown> | undefined {
+export function syncLog(
+  stderr: string,
+  kind: 'sync' | 'reconcile' = 'sync',
+): Record<string, unknown> | undefined {
   for (const l of stderr.split('\n')) {
     if (!l.startsWith('{')) continue;
     try {
       const o = JSON.parse(l) as Record<string, unknown>;
-      if (o['msg'] === 'sync succeeded') return o;
+      if (o['msg'] === `${kind} succeeded`) return o;
     } catch {}
   }
   return undefined;

@@ -9,6 +9,9 @@
  *                      build in dist/ as installed
  *   (d) no-op run    — `govtrail sync` again with nothing new: wall time and history requests
  *   (e) --memory     — peak RSS of the govtrail process at 10 000 and at 1 000 000 entries
+ *   (f) reconcile    — `govtrail reconcile` of the same N entries against the filled store: the whole
+ *                      history paged and compared by content hash (target: within 1.5 × (a));
+ *                      with --memory, its peak RSS at 10 000 and 1 000 000 (target: ≤ 1.2 ×)
  */
 import os from 'node:os';
 import { sql } from 'kysely';
@@ -118,6 +121,7 @@ async function backfill(
   runMs: number | undefined;
   peakRssKb: number | undefined;
   noop?: { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
+  reconcile?: { ms: number; runMs: number | undefined; peakRssKb: number | undefined; matched: unknown };
   fetch?: { ms: number; entries: number } | undefined;
   write?: { ms: number; entries: number } | undefined;
 }> {
@@ -142,7 +146,21 @@ async function backfill(
     const cLog = syncLog(c.stderr);
     if (Number(cLog?.['entriesInserted']) !== n)
       throw new Error(`backfill inserted ${String(cLog?.['entriesInserted'])} of ${n}`);
-    if (memory) return { ms: c.ms, runMs: Number(cLog?.['ms']), peakRssKb: c.peakRssKb };
+    const reconcile = async () => {
+      const f = await runGovtrail(['reconcile'], env, { memory: true });
+      if (f.code !== 0) throw new Error(`reconcile did not agree (${f.code}): ${f.stderr.slice(-2000)}`);
+      const fLog = syncLog(f.stderr, 'reconcile');
+      if (Number(fLog?.['entriesMatched']) !== n)
+        throw new Error(`reconcile matched ${String(fLog?.['entriesMatched'])} of ${n}`);
+      return {
+        ms: f.ms,
+        runMs: Number(fLog?.['ms']),
+        peakRssKb: f.peakRssKb,
+        matched: fLog?.['entriesMatched'],
+      };
+    };
+    if (memory)
+      return { ms: c.ms, runMs: Number(cLog?.['ms']), peakRssKb: c.peakRssKb, reconcile: await reconcile() };
     const before = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
     const d = await runGovtrail(['sync'], env);
     if (d.code !== 0) throw new Error(`no-op sync failed: ${d.stderr.slice(-2000)}`);
@@ -158,6 +176,7 @@ async function backfill(
         requests: after.historyRequests - before.historyRequests,
         inserted: dLog?.['entriesInserted'],
       },
+      reconcile: await reconcile(),
       fetch,
       write,
     };
@@ -192,6 +211,15 @@ async function main(): Promise<void> {
     ],
     ['    peak RSS of (c)', `${Math.round((r.peakRssKb ?? 0) / 1024)} MiB`, ''],
   ];
+  const f = r.reconcile as { ms: number; runMs: number | undefined; peakRssKb: number | undefined };
+  rows.push(
+    [
+      '(f) govtrail reconcile of the filled store',
+      fmt(f.ms),
+      `${rate(N, f.ms)}/s (in-run ${f.runMs} ms), ${(f.ms / a.ms).toFixed(2)} × (a)`,
+    ],
+    ['    peak RSS of (f)', `${Math.round((f.peakRssKb ?? 0) / 1024)} MiB`, ''],
+  );
   // (e) twice: as Node sizes its heap by default, and with the heap capped. By default V8 lets the
   // heap grow with the allocation rate of a long run (garbage not yet collected, not data kept), so
   // a 2-second run of 10 000 entries never reaches the size a 2-minute run does.
@@ -207,6 +235,12 @@ async function main(): Promise<void> {
       memory[`peakRss1mMiB${suffix}`] = Math.round((m1m.peakRssKb ?? 0) / 1024);
       memory[`rss1mOver10k${suffix}`] = Number(((m1m.peakRssKb ?? 0) / (m10k.peakRssKb ?? 1)).toFixed(2));
       memory[`backfill1mPerS${suffix}`] = rate(1_000_000, m1m.ms);
+      const r10k = m10k.reconcile?.peakRssKb ?? 0;
+      const r1m = m1m.reconcile?.peakRssKb ?? 0;
+      memory[`reconcileRss10kMiB${suffix}`] = Math.round(r10k / 1024);
+      memory[`reconcileRss1mMiB${suffix}`] = Math.round(r1m / 1024);
+      memory[`reconcileRss1mOver10k${suffix}`] = Number((r1m / (r10k || 1)).toFixed(2));
+      memory[`reconcile1mPerS${suffix}`] = rate(1_000_000, m1m.reconcile?.ms ?? 1);
       rows.push(
         [
           `(e) peak RSS, backfill of 10 000 (${label})`,
@@ -217,6 +251,16 @@ async function main(): Promise<void> {
           `(e) peak RSS, backfill of 1 000 000 (${label})`,
           `${Math.round((m1m.peakRssKb ?? 0) / 1024)} MiB`,
           `${fmt(m1m.ms)}, ${rate(1_000_000, m1m.ms)}/s`,
+        ],
+        [
+          `(f) peak RSS, reconcile of 10 000 (${label})`,
+          `${Math.round(r10k / 1024)} MiB`,
+          fmt(m10k.reconcile?.ms ?? 0),
+        ],
+        [
+          `(f) peak RSS, reconcile of 1 000 000 (${label})`,
+          `${Math.round(r1m / 1024)} MiB`,
+          `${fmt(m1m.reconcile?.ms ?? 0)}, ${(r1m / (r10k || 1)).toFixed(2)} × the 10 000 figure`,
         ],
       );
     }
@@ -240,6 +284,11 @@ async function main(): Promise<void> {
     noopRunMs: noop.runMs,
     noopHistoryRequests: noop.requests,
     peakRssMiB: Math.round((r.peakRssKb ?? 0) / 1024),
+    reconcileMs: Math.round(f.ms),
+    reconcileRunMs: f.runMs,
+    reconcilePerS: rate(N, f.ms),
+    fOverA: Number((f.ms / a.ms).toFixed(2)),
+    reconcilePeakRssMiB: Math.round((f.peakRssKb ?? 0) / 1024),
     ...memory,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
