@@ -9,6 +9,8 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { SinkRoute } from './alerts/routing.js';
+import { SEVERITIES, type Severity } from './alerts/types.js';
 import { ConfigError } from './errors.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -69,10 +71,22 @@ export interface Config {
   readonly alertRulesPath: string | undefined;
   /** When true, a backfill raises per-entry alerts instead of one digest (S9). */
   readonly backfillPerEntryAlerts: boolean;
-  readonly webhookUrl: string | undefined;
-  /** HMAC key of the webhook signature. Never logged. */
+  /**
+   * Where alerts go, in order: the log sink (unless the list configures one), the YAML `sinks:`
+   * list, the environment short forms (`GOVTRAIL_WEBHOOK_URL`, `GOVTRAIL_PAGERDUTY_ROUTING_KEY`, …),
+   * then NOTIFY (unless configured). Names are unique.
+   */
+  readonly sinks: readonly SinkConfig[];
+  /**
+   * Runbook link of an alert for PagerDuty and Teams (`GOVTRAIL_RUNBOOK_URL`): a URL in which
+   * `{rule_id}` is replaced by the rule id; no link when unset.
+   */
+  readonly runbookUrl: string | undefined;
+  /**
+   * HMAC key of the `GOVTRAIL_WEBHOOK_SECRET` short form, kept for the callers that register it for
+   * redaction; every sink secret is in `sinks[].secrets` ({@link sinkSecrets}). Never logged.
+   */
   readonly webhookSecret: string | undefined;
-  readonly slackWebhookUrl: string | undefined;
   /** Port of the worker's /healthz and /metrics. */
   readonly httpPort: number;
   /** Tenants synced at once by the worker. */
@@ -202,14 +216,6 @@ function boolSetting(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got ${JSON.stringify(raw)}`);
 }
 
-function urlSetting(env: Env, name: string): string | undefined {
-  const raw = nonEmpty(env[name]);
-  if (raw === undefined) return undefined;
-  const parsed = z.url({ protocol: /^https?$/ }).safeParse(raw);
-  if (!parsed.success) throw new ConfigError(name, `must be an http(s) URL, got ${JSON.stringify(raw)}`);
-  return raw;
-}
-
 /**
  * Builds one tenant from a flat map of settings. `prefix` names the keys in messages, so that an
  * error in the YAML file points at `tenants[2].client_id` and an env error at `GOVTRAIL_CLIENT_ID`.
@@ -305,14 +311,24 @@ const yamlTenantSchema = z
 
 const yamlFileSchema = z
   .object({
-    tenants: z.array(z.unknown()).min(1),
+    tenants: z.array(z.unknown()).min(1).optional(),
+    sinks: z.array(z.unknown()).optional(),
   })
-  .catchall(z.union([z.string(), z.number(), z.boolean()]));
+  .catchall(z.union([z.string(), z.number(), z.boolean()]))
+  .refine((doc) => doc.tenants !== undefined || doc.sinks !== undefined, {
+    message: 'has neither a "tenants:" nor a "sinks:" list',
+  });
 
-function loadTenantsFile(
-  file: string,
-  defaults: { pageSize: number; lookbackMs: number },
-): { tenants: TenantConfig[]; globals: Record<string, string> } {
+/** The YAML file of GOVTRAIL_CONFIG, checked for its shape; its parts are read by the callers. */
+interface ConfigFile {
+  readonly file: string;
+  readonly tenants: readonly unknown[] | undefined;
+  readonly sinks: readonly unknown[] | undefined;
+  /** Other top-level keys, as the environment variables they stand for. */
+  readonly globals: Record<string, string>;
+}
+
+function readConfigFile(file: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -330,11 +346,30 @@ function loadTenantsFile(
     const issue = parsed.error.issues[0];
     throw new ConfigError(
       'GOVTRAIL_CONFIG',
-      `${file}: ${issue?.path.join('.') || '(top level)'}: ${issue?.message ?? 'invalid'} (expected a "tenants:" list)`,
+      `${file}: ${issue?.path.join('.') || '(top level)'}: ${issue?.message ?? 'invalid'} (expected a "tenants:" or "sinks:" list)`,
     );
   }
+  const globals: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed.data)) {
+    if (k === 'tenants' || k === 'sinks') continue;
+    globals[
+      k.toUpperCase().startsWith('GOVTRAIL_') ||
+      k.toUpperCase() === 'DATABASE_URL' ||
+      k.toUpperCase() === 'LOG_LEVEL'
+        ? k.toUpperCase()
+        : `GOVTRAIL_${k.toUpperCase()}`
+    ] = String(v);
+  }
+  return { file, tenants: parsed.data.tenants, sinks: parsed.data.sinks, globals };
+}
+
+function buildFileTenants(
+  file: string,
+  list: readonly unknown[],
+  defaults: { pageSize: number; lookbackMs: number },
+): TenantConfig[] {
   const baseDir = path.dirname(file);
-  const tenants = parsed.data.tenants.map((raw, i) => {
+  const tenants = list.map((raw, i) => {
     const where = `${file}: tenants[${i}]`;
     const t = yamlTenantSchema.safeParse(raw);
     if (!t.success) {
@@ -382,18 +417,477 @@ function loadTenantsFile(
     }
     seen.add(t.name);
   }
-  const globals: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parsed.data)) {
-    if (k === 'tenants') continue;
-    globals[
-      k.toUpperCase().startsWith('GOVTRAIL_') ||
-      k.toUpperCase() === 'DATABASE_URL' ||
-      k.toUpperCase() === 'LOG_LEVEL'
-        ? k.toUpperCase()
-        : `GOVTRAIL_${k.toUpperCase()}`
-    ] = String(v);
+  return tenants;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Alert sinks: the YAML `sinks:` list and the environment short forms (README "Alerts").
+//
+// Adding a sink type: its settings in SinkSettingsByType, its keys and short form in SINK_SPECS,
+// a module under src/alerts/sinks/ and one line in that folder's index.ts.
+// ---------------------------------------------------------------------------------------------
+
+/** The settings of each sink type beyond its name, type and filters. */
+export interface SinkSettingsByType {
+  /** One structured log line per alert. */
+  readonly log: Readonly<Record<never, never>>;
+  /** `pg_notify('govtrail_alerts', <alert id>)` on the database govtrail writes to. */
+  readonly notify: Readonly<Record<never, never>>;
+  /** Generic JSON webhook. */
+  readonly webhook: {
+    readonly url: string;
+    /** HMAC key of the signature header; unsigned without it. Never logged. */
+    readonly secret: string | undefined;
+    readonly timeoutMs: number | undefined;
+  };
+  /** Slack incoming webhook (the URL is the credential). */
+  readonly slack: { readonly url: string; readonly timeoutMs: number | undefined };
+  /** PagerDuty Events API v2. */
+  readonly pagerduty: {
+    /** The integration's routing key. Never logged. */
+    readonly routingKey: string;
+    /** The enqueue endpoint: `https://<host>/v2/enqueue`. */
+    readonly url: string;
+    readonly timeoutMs: number | undefined;
+  };
+  /** Microsoft Teams Workflows webhook (the URL, with its `sig=`, is the credential). */
+  readonly teams: { readonly url: string; readonly timeoutMs: number | undefined };
+}
+
+export type SinkType = keyof SinkSettingsByType;
+
+/** Every sink type, in the order the short forms are added. */
+export const SINK_TYPES = [
+  'log',
+  'webhook',
+  'slack',
+  'pagerduty',
+  'teams',
+  'notify',
+] as const satisfies readonly SinkType[];
+
+/** What every configured sink has. */
+export interface SinkCommon<T extends SinkType> {
+  readonly type: T;
+  /** Unique; the `sink` column of alert_delivery. Defaults to the type. */
+  readonly name: string;
+  /** Which alerts get a delivery row for this sink (decided when the alert is stored). */
+  readonly route: SinkRoute;
+  /** Where it was configured, for messages: `<file>: sinks[2]`, an environment variable, or `default`. */
+  readonly origin: string;
+  /** Values to scrub from logs: keys, secrets, URLs that carry credentials. Never logged. */
+  readonly secrets: readonly string[];
+}
+
+export type SinkConfigOf<T extends SinkType> = SinkCommon<T> & SinkSettingsByType[T];
+
+/** One configured sink. */
+export type SinkConfig = { [T in SinkType]: SinkConfigOf<T> }[SinkType];
+
+/** Reads one sink's keys, naming them in errors as the operator wrote them. */
+interface SettingReader {
+  /** The key's name in messages: `<file>: sinks[1].url` or `GOVTRAIL_TEAMS_WEBHOOK_URL`. */
+  name(key: string): string;
+  fail(key: string, reason: string): never;
+  /** `key`, or the content of the file named by `key_file` (not both); kept as a secret. */
+  secret(values: Readonly<Record<string, unknown>>, key: string): string | undefined;
+  /** `secret()`, required. */
+  requiredSecret(values: Readonly<Record<string, unknown>>, key: string): string;
+  /** An https URL, or http to a loopback host. Never echoed: a sink URL may carry a credential. */
+  url(value: string, key: string): string;
+  duration(value: string | number | undefined, key: string): number | undefined;
+}
+
+interface SinkSpec<T extends SinkType> {
+  /**
+   * The short form: key → environment variable. Setting any of them (or a secret's `_FILE`
+   * variant) configures one sink of the type, named after it.
+   */
+  readonly env: Readonly<Record<string, string>> | undefined;
+  parse(values: Readonly<Record<string, unknown>>, r: SettingReader): SinkSettingsByType[T];
+}
+
+function sinkSpec<T extends SinkType, S extends z.ZodRawShape>(o: {
+  keys: S;
+  env?: Readonly<Record<string, string>>;
+  build: (v: z.output<z.ZodObject<S>>, r: SettingReader) => SinkSettingsByType[T];
+}): SinkSpec<T> {
+  const schema = z.object(o.keys).strict();
+  return {
+    env: o.env,
+    parse(values, r) {
+      const parsed = schema.safeParse(values);
+      if (!parsed.success) failOnIssue(parsed.error, r, 'is not a setting of this sink type');
+      return o.build(parsed.data, r);
+    },
+  };
+}
+
+function failOnIssue(error: z.ZodError, r: SettingReader, unknownKey: string): never {
+  const issue = error.issues[0];
+  if (issue?.code === 'unrecognized_keys') r.fail(String(issue.keys[0]), unknownKey);
+  r.fail(issue?.path.join('.') ?? '', issue?.message ?? 'invalid');
+}
+
+const text = z.string();
+const duration = z.union([z.string(), z.number()]);
+const httpKeys = { timeout: duration.optional() };
+
+/** PagerDuty Events API v2 routing keys are 32 characters. */
+const ROUTING_KEY = /^[A-Za-z0-9]{32}$/;
+
+/** Hosts of the retired Office 365 connectors ("incoming webhooks"). */
+function isRetiredTeamsConnector(url: URL): boolean {
+  const host = url.hostname.toLowerCase();
+  return (
+    host === 'webhook.office.com' ||
+    host.endsWith('.webhook.office.com') ||
+    ((host === 'outlook.office.com' || host === 'outlook.office365.com') &&
+      url.pathname.startsWith('/webhook'))
+  );
+}
+
+const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
+  log: sinkSpec({ keys: {}, build: () => ({}) }),
+  notify: sinkSpec({ keys: {}, build: () => ({}) }),
+  webhook: sinkSpec({
+    keys: {
+      url: text.optional(),
+      url_file: text.optional(),
+      secret: text.optional(),
+      secret_file: text.optional(),
+      ...httpKeys,
+    },
+    env: {
+      url: 'GOVTRAIL_WEBHOOK_URL',
+      secret: 'GOVTRAIL_WEBHOOK_SECRET',
+      timeout: 'GOVTRAIL_WEBHOOK_TIMEOUT',
+      min_severity: 'GOVTRAIL_WEBHOOK_MIN_SEVERITY',
+    },
+    build: (v, r) => ({
+      url: r.url(r.requiredSecret(v, 'url'), 'url'),
+      secret: r.secret(v, 'secret'),
+      timeoutMs: r.duration(v.timeout, 'timeout'),
+    }),
+  }),
+  slack: sinkSpec({
+    keys: { url: text.optional(), url_file: text.optional(), ...httpKeys },
+    env: {
+      url: 'GOVTRAIL_SLACK_WEBHOOK_URL',
+      timeout: 'GOVTRAIL_SLACK_TIMEOUT',
+      min_severity: 'GOVTRAIL_SLACK_MIN_SEVERITY',
+    },
+    build: (v, r) => ({
+      url: r.url(r.requiredSecret(v, 'url'), 'url'),
+      timeoutMs: r.duration(v.timeout, 'timeout'),
+    }),
+  }),
+  pagerduty: sinkSpec({
+    keys: {
+      routing_key: text.optional(),
+      routing_key_file: text.optional(),
+      host: text.optional(),
+      url: text.optional(),
+      ...httpKeys,
+    },
+    env: {
+      routing_key: 'GOVTRAIL_PAGERDUTY_ROUTING_KEY',
+      host: 'GOVTRAIL_PAGERDUTY_HOST',
+      url: 'GOVTRAIL_PAGERDUTY_URL',
+      timeout: 'GOVTRAIL_PAGERDUTY_TIMEOUT',
+      min_severity: 'GOVTRAIL_PAGERDUTY_MIN_SEVERITY',
+    },
+    build: (v, r) => {
+      const routingKey = r.requiredSecret(v, 'routing_key').trim();
+      if (!ROUTING_KEY.test(routingKey)) {
+        r.fail(
+          v.routing_key_file === undefined ? 'routing_key' : 'routing_key_file',
+          'must be the 32-character integration key of an Events API v2 integration',
+        );
+      }
+      if (v.host !== undefined && v.url !== undefined)
+        r.fail('host', `set either ${r.name('url')} or this, not both`);
+      let url = PAGERDUTY_DEFAULT_URL;
+      if (v.url !== undefined) url = r.url(v.url, 'url');
+      else if (v.host !== undefined) {
+        const host = v.host.trim();
+        if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(host)) {
+          r.fail(
+            'host',
+            `must be a bare host name such as events.eu.pagerduty.com, got ${JSON.stringify(host)}`,
+          );
+        }
+        url = `https://${host}/v2/enqueue`;
+      }
+      return { routingKey, url, timeoutMs: r.duration(v.timeout, 'timeout') };
+    },
+  }),
+  teams: sinkSpec({
+    keys: { url: text.optional(), url_file: text.optional(), ...httpKeys },
+    env: {
+      url: 'GOVTRAIL_TEAMS_WEBHOOK_URL',
+      timeout: 'GOVTRAIL_TEAMS_TIMEOUT',
+      min_severity: 'GOVTRAIL_TEAMS_MIN_SEVERITY',
+    },
+    build: (v, r) => {
+      const key = v.url_file === undefined ? 'url' : 'url_file';
+      const url = r.url(r.requiredSecret(v, 'url'), key);
+      if (isRetiredTeamsConnector(new URL(url))) {
+        r.fail(
+          key,
+          'is an Office 365 connector URL (webhook.office.com); connectors are retired: in Teams, create a ' +
+            'Workflows webhook ("When a Teams webhook request is received" → "Post card in a chat or channel") ' +
+            'and use its URL instead',
+        );
+      }
+      return { url, timeoutMs: r.duration(v.timeout, 'timeout') };
+    },
+  }),
+};
+
+/** The PagerDuty endpoint of the US service region. */
+const PAGERDUTY_DEFAULT_URL = 'https://events.pagerduty.com/v2/enqueue';
+
+const SINK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const MAX_SINK_TIMEOUT_MS = 120_000;
+
+/** The keys every sink may carry besides its type's own. */
+const sinkCommonSchema = z
+  .object({
+    type: z.string(),
+    name: z.string().optional(),
+    min_severity: z.string().optional(),
+    rules: z
+      .object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
+      .strict()
+      .optional(),
+    tenants: z.array(z.string()).optional(),
+  })
+  .strict();
+
+const COMMON_KEYS = new Set(Object.keys(sinkCommonSchema.shape));
+
+function settingReader(o: {
+  name: (key: string) => string;
+  baseDir: string;
+  secrets: string[];
+}): SettingReader {
+  const fail = (key: string, reason: string): never => {
+    throw new ConfigError(o.name(key), reason);
+  };
+  const secret = (values: Readonly<Record<string, unknown>>, key: string): string | undefined => {
+    const direct = values[key];
+    const file = values[`${key}_file`];
+    const directText = typeof direct === 'string' ? nonEmpty(direct) : undefined;
+    const fileText = typeof file === 'string' ? nonEmpty(file) : undefined;
+    if (directText !== undefined && fileText !== undefined) {
+      fail(key, `set either this or ${o.name(`${key}_file`)}, not both`);
+    }
+    let value = directText;
+    if (fileText !== undefined) {
+      const p = path.resolve(o.baseDir, fileText);
+      try {
+        value = readFileSync(p, 'utf8').replace(/\r?\n$/, '');
+      } catch (err) {
+        fail(`${key}_file`, `cannot read ${p}: ${(err as Error).message}`);
+      }
+      if (value === undefined || value.trim() === '') fail(`${key}_file`, `${p} is empty`);
+    }
+    if (value !== undefined) o.secrets.push(value);
+    return value;
+  };
+  return {
+    name: o.name,
+    fail,
+    secret,
+    requiredSecret(values, key) {
+      const value = secret(values, key);
+      if (value === undefined) return fail(key, `is required (or ${o.name(`${key}_file`)})`);
+      return value;
+    },
+    url(value, key) {
+      let url: URL;
+      try {
+        url = new URL(value.trim());
+      } catch {
+        return fail(key, 'is not a URL');
+      }
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+        fail(key, 'must be an https:// URL (plain http only to a loopback host)');
+      }
+      o.secrets.push(value.trim());
+      return url.href;
+    },
+    duration(value, key) {
+      if (value === undefined) return undefined;
+      const ms = parseDurationSetting(String(value));
+      if (ms === undefined || ms <= 0 || ms > MAX_SINK_TIMEOUT_MS) {
+        fail(key, `must be a duration from 1ms to 2m such as 10s, got ${JSON.stringify(value)}`);
+      }
+      return ms;
+    },
+  };
+}
+
+/** The filters of a sink. */
+function parseRoute(v: z.output<typeof sinkCommonSchema>, r: SettingReader): SinkRoute {
+  const list = (values: string[] | undefined, key: string): string[] | undefined => {
+    if (values === undefined) return undefined;
+    const trimmed = values.map((x) => x.trim());
+    if (trimmed.length === 0 || trimmed.some((x) => x === '')) {
+      r.fail(key, 'must list at least one value, none of them empty (leave it out to allow every value)');
+    }
+    return trimmed;
+  };
+  let minSeverity: Severity | undefined;
+  if (v.min_severity !== undefined) {
+    const s = v.min_severity.trim().toLowerCase();
+    if (!(SEVERITIES as readonly string[]).includes(s)) {
+      r.fail(
+        'min_severity',
+        `must be one of ${SEVERITIES.join(', ')}, got ${JSON.stringify(v.min_severity)}`,
+      );
+    }
+    minSeverity = s as Severity;
   }
-  return { tenants, globals };
+  const includeRules = list(v.rules?.include, 'rules.include');
+  const excludeRules = list(v.rules?.exclude, 'rules.exclude');
+  const tenants = list(v.tenants, 'tenants');
+  return {
+    ...(minSeverity === undefined ? {} : { minSeverity }),
+    ...(includeRules === undefined ? {} : { includeRules }),
+    ...(excludeRules === undefined ? {} : { excludeRules }),
+    ...(tenants === undefined ? {} : { tenants }),
+  };
+}
+
+/** One sink from its keys (YAML, or the short form's variables mapped onto the same keys). */
+function parseSink(
+  values: Readonly<Record<string, unknown>>,
+  r: SettingReader,
+  origin: string,
+  secrets: string[],
+): SinkConfig {
+  const common: Record<string, unknown> = {};
+  const own: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) (COMMON_KEYS.has(k) ? common : own)[k] = v;
+  const parsed = sinkCommonSchema.safeParse(common);
+  if (!parsed.success) failOnIssue(parsed.error, r, 'is not a sink setting');
+  const type = parsed.data.type.trim().toLowerCase();
+  if (!(SINK_TYPES as readonly string[]).includes(type)) {
+    r.fail('type', `must be one of ${SINK_TYPES.join(', ')}, got ${JSON.stringify(parsed.data.type)}`);
+  }
+  const name = parsed.data.name?.trim() ?? type;
+  if (!SINK_NAME.test(name)) {
+    r.fail(
+      'name',
+      `must be 1–64 characters of letters, digits, ".", "_" or "-", got ${JSON.stringify(name)}`,
+    );
+  }
+  const route = parseRoute(parsed.data, r);
+  const settings = SINK_SPECS[type as SinkType].parse(own, r);
+  return { type, name, route, origin, secrets, ...settings } as SinkConfig;
+}
+
+/**
+ * Every sink: the YAML `sinks:` list, then the short forms of the environment, with the log sink
+ * first and NOTIFY last when the list does not configure them (both then let every alert through).
+ */
+function buildSinks(
+  env: Env,
+  doc: ConfigFile | undefined,
+  cwd: string,
+  tenantNames: readonly string[],
+): SinkConfig[] {
+  const configured: SinkConfig[] = [];
+  for (const [i, raw] of (doc?.sinks ?? []).entries()) {
+    const where = `${doc?.file}: sinks[${i}]`;
+    const secrets: string[] = [];
+    const r = settingReader({
+      name: (key) => (key === '' ? where : `${where}.${key}`),
+      baseDir: path.dirname(doc?.file ?? cwd),
+      secrets,
+    });
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      r.fail('', 'must be a map of settings with at least a "type"');
+    }
+    configured.push(parseSink(raw as Record<string, unknown>, r, where, secrets));
+  }
+  for (const type of SINK_TYPES) {
+    const vars = SINK_SPECS[type].env;
+    if (vars === undefined) continue;
+    const values: Record<string, unknown> = {};
+    const names = new Map<string, string>();
+    for (const [key, variable] of Object.entries(vars)) {
+      names.set(key, variable);
+      names.set(`${key}_file`, `${variable}_FILE`);
+      const direct = nonEmpty(env[variable]);
+      const file = nonEmpty(env[`${variable}_FILE`]);
+      if (direct !== undefined) values[key] = direct;
+      if (file !== undefined) values[`${key}_file`] = file;
+    }
+    if (Object.keys(values).length === 0) continue;
+    const first = Object.values(vars)[0] as string;
+    const secrets: string[] = [];
+    const r = settingReader({ name: (key) => names.get(key) ?? first, baseDir: cwd, secrets });
+    configured.push(parseSink({ ...values, type }, r, first, secrets));
+  }
+
+  const sinks: SinkConfig[] = [];
+  const implicit = (type: 'log' | 'notify'): SinkConfig => ({
+    type,
+    name: type,
+    route: {},
+    origin: 'default',
+    secrets: [],
+  });
+  if (!configured.some((s) => s.type === 'log')) sinks.push(implicit('log'));
+  sinks.push(...configured);
+  if (!configured.some((s) => s.type === 'notify')) sinks.push(implicit('notify'));
+
+  const seen = new Map<string, string>();
+  const describeOrigin = (origin: string, name: string) =>
+    origin === 'default' ? `the built-in ${name} sink` : origin;
+  for (const s of sinks) {
+    const other = seen.get(s.name);
+    if (other !== undefined) {
+      // Name the configured one: the built-in log and notify sinks cannot be renamed.
+      const [setting, elsewhere] = s.origin === 'default' ? [other, s.origin] : [s.origin, other];
+      throw new ConfigError(
+        setting,
+        `sink name "${s.name}" is used twice (also by ${describeOrigin(elsewhere, s.name)}): give each sink its own "name"`,
+      );
+    }
+    seen.set(s.name, s.origin);
+    for (const t of s.route.tenants ?? []) {
+      if (tenantNames.length > 0 && !tenantNames.includes(t)) {
+        throw new ConfigError(
+          `${s.origin}.tenants`,
+          `names no configured tenant: ${JSON.stringify(t)} (tenants: ${tenantNames.join(', ')})`,
+        );
+      }
+    }
+  }
+  return sinks;
+}
+
+/** Every secret value of the sinks, for the logger's redaction (registerSecret). */
+export function sinkSecrets(config: Pick<Config, 'sinks'>): string[] {
+  return config.sinks.flatMap((s) => s.secrets);
+}
+
+/** A runbook link template: an http(s) URL once `{rule_id}` is filled in. */
+function runbookUrlSetting(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name])?.trim();
+  if (raw === undefined) return undefined;
+  const parsed = z.url({ protocol: /^https?$/ }).safeParse(raw.replaceAll('{rule_id}', 'AIGOV-001'));
+  if (!parsed.success) {
+    throw new ConfigError(
+      name,
+      `must be an http(s) URL, optionally with {rule_id}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return raw;
 }
 
 /** Reads `.env` in `cwd` when present. The real environment wins over it. */
@@ -430,12 +924,14 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
   });
 
   let tenants: TenantConfig[] = [];
+  let doc: ConfigFile | undefined;
   if (configFile !== undefined) {
-    const file = path.resolve(cwd, configFile);
+    doc = readConfigFile(path.resolve(cwd, configFile));
     // Globals in the file are defaults; the environment overrides them.
-    const first = loadTenantsFile(file, defaultsFromEnv(env));
-    env = { ...first.globals, ...env };
-    tenants = loadTenantsFile(file, defaultsFromEnv(env)).tenants;
+    env = { ...doc.globals, ...env };
+  }
+  if (doc?.tenants !== undefined) {
+    tenants = buildFileTenants(doc.file, doc.tenants, defaultsFromEnv(env));
     if (nonEmpty(env['GOVTRAIL_CLIENT_ID']) !== undefined) {
       throw new ConfigError(
         'GOVTRAIL_CLIENT_ID',
@@ -464,7 +960,13 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     reconcileRaw?.toLowerCase() === 'off'
       ? undefined
       : cronSetting(env, 'GOVTRAIL_RECONCILE_SCHEDULE', DEFAULT_RECONCILE_SCHEDULE);
-  const webhookSecret = secretOrFile(env, 'GOVTRAIL_WEBHOOK_SECRET', cwd);
+  const sinks = buildSinks(
+    env,
+    doc,
+    cwd,
+    tenants.map((t) => t.name),
+  );
+  const shortWebhook = sinks.find((s) => s.type === 'webhook' && s.origin === 'GOVTRAIL_WEBHOOK_URL');
 
   const config: Config = {
     tenants,
@@ -478,9 +980,9 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     alertRulesPath:
       nonEmpty(env['GOVTRAIL_ALERT_RULES']) && path.resolve(cwd, env['GOVTRAIL_ALERT_RULES'] as string),
     backfillPerEntryAlerts: boolSetting(env, 'GOVTRAIL_BACKFILL_PER_ENTRY_ALERTS', false),
-    webhookUrl: urlSetting(env, 'GOVTRAIL_WEBHOOK_URL'),
-    webhookSecret,
-    slackWebhookUrl: urlSetting(env, 'GOVTRAIL_SLACK_WEBHOOK_URL'),
+    sinks,
+    runbookUrl: runbookUrlSetting(env, 'GOVTRAIL_RUNBOOK_URL'),
+    webhookSecret: shortWebhook?.type === 'webhook' ? shortWebhook.secret : undefined,
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),

@@ -1,12 +1,14 @@
 /**
  * The delivery loop over the alert outbox: attempt every due (alert, sink) row, record the
- * outcome, and schedule retries with exponential backoff for 24 hours. Storage is behind
+ * outcome, and schedule retries with exponential backoff for 24 hours, or stop at once when the
+ * sink calls the failure permanent. Storage is behind
  * {@link DeliveryStore} so that this module stays free of SQL and can be tested with an in-memory
  * store and an injected clock.
  */
 import { createHash } from 'node:crypto';
 import { type GovtrailError, toGovtrailError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { type Logger, scrubSecrets } from '../logger.js';
+import { isPermanentFailure, retryAfterOf, retryableFailure } from './sinks/failure.js';
 import type { AlertMessage, Sink } from './types.js';
 
 /** First retry delay; doubles with each failed attempt. */
@@ -27,14 +29,16 @@ export type RetryDecision =
 /**
  * When to try a failed delivery again. `attempts` counts the attempts made so far, the failed one
  * included. The delay is 30 s · 2^(attempts−1), capped at 1 h, with equal jitter (a random point in
- * its upper half) so that many alerts failing together do not retry in lockstep. The last retry is
- * pulled in to the 24-hour mark; a failure at or after it gives up.
+ * its upper half) so that many alerts failing together do not retry in lockstep; a longer
+ * Retry-After of the receiver (`retryAfterMs`) wins. The last retry is pulled in to the 24-hour
+ * mark; a failure at or after it gives up.
  */
 export function nextRetry(o: {
   attempts: number;
   firstAttemptAt: Date;
   now: Date;
   random?: () => number;
+  retryAfterMs?: number | undefined;
 }): RetryDecision {
   const deadline = o.firstAttemptAt.getTime() + GIVE_UP_AFTER_MS;
   if (o.now.getTime() >= deadline) return { giveUp: true };
@@ -42,7 +46,7 @@ export function nextRetry(o: {
   // 2^7 · 30 s already exceeds the cap; bounding the exponent keeps the arithmetic finite.
   const base = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_MS * 2 ** Math.min(exponent, 20));
   const r = Math.min(1, Math.max(0, (o.random ?? Math.random)()));
-  const delay = Math.round(base / 2 + (base / 2) * r);
+  const delay = Math.max(Math.round(base / 2 + (base / 2) * r), o.retryAfterMs ?? 0);
   return { giveUp: false, nextAttemptAt: new Date(Math.min(o.now.getTime() + delay, deadline)) };
 }
 
@@ -114,12 +118,14 @@ export function deliveryIdFor(alert: Pick<AlertMessage, 'dedupeKey'>, sink: stri
 
 /**
  * Attempts every due delivery once. Sinks run side by side, each working through its own rows in
- * order, so a slow or failing sink never holds up another. Every failure — including a 4xx the
- * sink calls not retryable — is retried until 24 hours have passed since the first attempt: a
- * misconfigured receiver is usually fixed within that time, and giving up early would lose the
- * alert. Then the row is marked `failed` and an error is logged. A row naming a sink that is not
- * configured fails the same way, so that re-adding the sink within the day still delivers it.
- * Errors from the store itself are rethrown once every sink has finished.
+ * order, so a slow or failing sink never holds up another. A failure the sink classifies as
+ * permanent (a DeliveryError that is not retryable: PagerDuty's 400, a webhook's 404) marks the
+ * row `failed` at once with the reason: repeating the request cannot succeed, and the operator
+ * should hear so now rather than in 24 hours. Any other failure is retried with backoff until 24
+ * hours have passed since the first attempt, then the row is marked `failed`. Both are logged at
+ * error level. A row naming a sink that is not configured is retried, so that re-adding the sink
+ * within the day still delivers it. Errors from the store itself are rethrown once every sink has
+ * finished.
  */
 export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary> {
   const now = o.now ?? (() => new Date());
@@ -145,11 +151,14 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
       const deliveryId = deliveryIdFor(row.alert, sinkName);
       const log = o.logger.child({ alertId: row.alert.alertId, sink: sinkName, attempt, deliveryId });
       let failure: GovtrailError | undefined;
+      // Judged on what the sink threw: toGovtrailError would make an unclassified error look permanent.
+      let permanent = false;
       try {
-        if (sink === undefined) throw new Error(`sink "${sinkName}" is not configured`);
+        if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
         await sink.deliver(row.alert, { deliveryId, attempt });
       } catch (err) {
         failure = toGovtrailError(err, 'DELIVERY_FAILED');
+        permanent = isPermanentFailure(err);
       }
       if (failure === undefined) {
         await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
@@ -157,22 +166,44 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
         log.debug('alert delivered');
         continue;
       }
-      const error = `${failure.code}: ${failure.message}`.slice(0, MAX_ERROR_TEXT);
+      // Receivers may echo what they were sent; keys and secrets stay out of the table.
+      const error = scrubSecrets(`${failure.code}: ${failure.message}`);
+      if (permanent) {
+        await o.store.markFailed(
+          row.alert.alertId,
+          sinkName,
+          attempt,
+          `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
+        );
+        tally.failed += 1;
+        log.error(
+          { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+          'alert delivery failed permanently; not retrying',
+        );
+        continue;
+      }
       const decision = nextRetry({
         attempts: attempt,
         firstAttemptAt,
         now: now(),
+        retryAfterMs: retryAfterOf(failure),
         ...(o.random === undefined ? {} : { random: o.random }),
       });
       if (decision.giveUp) {
-        await o.store.markFailed(row.alert.alertId, sinkName, attempt, error);
+        await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
         tally.failed += 1;
         log.error(
           { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
           'alert delivery failed for 24 hours; giving up',
         );
       } else {
-        await o.store.markRetry(row.alert.alertId, sinkName, attempt, decision.nextAttemptAt, error);
+        await o.store.markRetry(
+          row.alert.alertId,
+          sinkName,
+          attempt,
+          decision.nextAttemptAt,
+          error.slice(0, MAX_ERROR_TEXT),
+        );
         tally.retried += 1;
         log.warn(
           { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },

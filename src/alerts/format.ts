@@ -4,6 +4,7 @@
  */
 import { canonicalJson } from '../changes/diff.js';
 import { parseDuration } from '../normalise/duration.js';
+import type { AlertMessage } from './types.js';
 
 const ENUM_PREFIXES = [
   'CHANGE_KIND_',
@@ -64,4 +65,43 @@ export function formatValue(field: string, value: unknown): string {
 /** Cuts text to `max` characters, marking the cut with an ellipsis. */
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** The URL serialised when it is http(s); undefined for anything else (javascript:, data:, junk). */
+export function safeHttpUrl(url: string | null | undefined): string | undefined {
+  if (url === null || url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : undefined;
+}
+
+/** The runbook URL of a rule: `{rule_id}` in the template replaced by the (URL-encoded) rule id. */
+export function runbookUrlFor(template: string | undefined, ruleId: string): string | undefined {
+  if (template === undefined) return undefined;
+  return safeHttpUrl(template.replaceAll('{rule_id}', encodeURIComponent(ruleId)));
+}
+
+/** A link a chat message or incident may carry: tickets with an http(s) URL, then the runbook. */
+export interface AlertLink {
+  readonly href: string;
+  readonly text: string;
+}
+
+/** The ticket and runbook links of an alert, unsafe URLs dropped. */
+export function alertLinks(
+  alert: Pick<AlertMessage, 'ruleId' | 'context'>,
+  runbookUrlTemplate: string | undefined,
+): AlertLink[] {
+  const links: AlertLink[] = [];
+  for (const t of alert.context.tickets) {
+    const href = safeHttpUrl(t.url);
+    if (href !== undefined) links.push({ href, text: `Ticket ${t.value ?? ''}`.trim() });
+  }
+  const runbook = runbookUrlFor(runbookUrlTemplate, alert.ruleId);
+  if (runbook !== undefined) links.push({ href: runbook, text: `Runbook ${alert.ruleId}` });
+  return links;
 }

@@ -1,13 +1,16 @@
 /**
- * Alerting as the commands use it: the rule pack (validated at start), the configured sinks, and
- * delivery of pending alerts over the database's outbox.
+ * Alerting as the commands use it: the rule pack (validated at start), the configured sinks with
+ * their routes, and delivery of pending alerts over the database's outbox.
  */
 import { sql } from 'kysely';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Dispatcher } from 'undici';
+import { type Config, sinkSecrets } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { type Logger, registerSecret } from '../logger.js';
 import { deliveryStore } from '../store/alerts.js';
 import type { Database } from '../store/database.js';
 import { type DeliverySummary, deliverPending } from './deliver.js';
+import type { RoutedSink } from './routing.js';
 import { loadRulePack, type RulePack } from './rules.js';
 import { createSinks } from './sinks/index.js';
 import type { Sink } from './types.js';
@@ -15,28 +18,47 @@ import type { Sink } from './types.js';
 export interface Alerting {
   readonly pack: RulePack;
   readonly sinks: readonly Sink[];
+  /** Every sink's name and route: the outbox writes a delivery row for the sinks whose route allows. */
+  readonly routes: readonly RoutedSink[];
   readonly sinkNames: readonly string[];
   /** Attempts every due delivery once. */
   deliver(signal?: AbortSignal): Promise<DeliverySummary>;
+  /** Closes what the sinks hold open. */
+  close(): Promise<void>;
 }
 
-export function createAlerting(config: Config, logger: Logger, database: Database): Alerting {
+export interface AlertingOptions {
+  /** undici dispatcher of the HTTP sinks (tests); the global one otherwise. */
+  readonly dispatcher?: Dispatcher | undefined;
+}
+
+/**
+ * Loads the rule pack and builds the sinks. Registers every sink secret for redaction, and fails
+ * with a ConfigError when a route names a rule the pack does not have (a typo would silently route
+ * nothing, or everything).
+ */
+export function createAlerting(
+  config: Config,
+  logger: Logger,
+  database: Database,
+  options: AlertingOptions = {},
+): Alerting {
   const pack = loadRulePack(config.alertRulesPath);
+  for (const secret of sinkSecrets(config)) registerSecret(secret);
+  checkRouteRules(config, pack);
   const notify = async (channel: string, payload: string) => {
     await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
   };
-  const sinks = createSinks(
-    {
-      webhookUrl: config.webhookUrl,
-      webhookSecret: config.webhookSecret,
-      slackWebhookUrl: config.slackWebhookUrl,
-    },
-    logger.child({ component: 'alerts' }),
+  const sinks = createSinks(config.sinks, {
+    logger: logger.child({ component: 'alerts' }),
     notify,
-  );
+    runbookUrl: config.runbookUrl,
+    dispatcher: options.dispatcher,
+  });
   return {
     pack,
     sinks,
+    routes: config.sinks.map((s) => ({ name: s.name, route: s.route })),
     sinkNames: sinks.map((s) => s.name),
     async deliver(signal) {
       let total: DeliverySummary = { delivered: 0, retried: 0, failed: 0, bySink: {} };
@@ -54,7 +76,28 @@ export function createAlerting(config: Config, logger: Logger, database: Databas
       }
       return total;
     },
+    async close() {
+      await Promise.allSettled(sinks.map((s) => s.close?.()));
+    },
   };
+}
+
+function checkRouteRules(config: Config, pack: RulePack): void {
+  const known = new Set(pack.rules.map((r) => r.id));
+  for (const s of config.sinks) {
+    for (const [key, ids] of [
+      ['rules.include', s.route.includeRules],
+      ['rules.exclude', s.route.excludeRules],
+    ] as const) {
+      const unknown = (ids ?? []).find((id) => !known.has(id));
+      if (unknown !== undefined) {
+        throw new ConfigError(
+          `${s.origin}.${key}`,
+          `names no rule of the pack: ${JSON.stringify(unknown)} (rules: ${[...known].join(', ')})`,
+        );
+      }
+    }
+  }
 }
 
 function merge(a: DeliverySummary, b: DeliverySummary): DeliverySummary {

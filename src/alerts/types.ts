@@ -89,14 +89,24 @@ export interface DeliveryAttempt {
   readonly attempt: number;
 }
 
-/** Where alerts go. `deliver` resolves when the receiver accepted the alert. */
+/**
+ * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/index.ts).
+ * `deliver` resolves when the receiver accepted the alert, which for most destinations means
+ * queued, not seen: the same (alert, sink) may be delivered again, so every delivery carries
+ * `delivery.deliveryId` and the alert's `dedupeKey` for the receiver to drop repeats.
+ */
 export interface Sink {
+  /** The configured name: the `sink` column of alert_delivery. */
   readonly name: string;
   /**
    * Delivers one alert.
-   * @throws GovtrailError with code `DELIVERY_FAILED`, `retryable` and, for HTTP sinks, `status`.
+   * @throws DeliveryError (sinks/failure.ts): `retryable` true sends the row back to the outbox for a
+   *   retry with backoff (after `retryAfterMs` when the receiver asked for it); false marks it
+   *   `failed` at once with the message as the reason. Any other error is retried.
    */
   deliver(alert: AlertMessage, delivery: DeliveryAttempt): Promise<void>;
+  /** Releases connections or pools the sink holds (SMTP, syslog over TCP); called at shutdown. */
+  close?(): Promise<void>;
 }
 
 /** Builds the sink-facing message from a draft once the outbox has given it an id and a time. */

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
+import { deliveryIdFor } from '../alerts/deliver.js';
 import { createAlerting } from '../alerts/setup.js';
-import { type AlertMessage, SEVERITIES } from '../alerts/types.js';
+import { isPermanentFailure } from '../alerts/sinks/failure.js';
+import { type AlertMessage, SEVERITIES, type Sink } from '../alerts/types.js';
 import { GovtrailError } from '../errors.js';
+import { scrubSecrets } from '../logger.js';
 import { parseTimestamp } from '../normalise/time.js';
 import { makePendingDeliveriesDue } from '../store/alerts.js';
 import { findRecentAlerts } from '../store/read.js';
@@ -102,27 +105,29 @@ export function alertsCommand(): Command {
   alerts
     .command('test')
     .description(
-      'Send one test alert through every configured sink and report each result. Nothing is stored.',
+      'Send one test alert (severity low) through every configured sink, or the one named, whatever its ' +
+        'route, and print one line per sink: delivered, or why not. Nothing is stored. Exit 1 if any failed.',
     )
-    .action(async () => {
+    .option('--sink <name>', 'only this sink (a name from the configuration)')
+    .action(async (opts: { sink?: string }) => {
       const ctx = createContext();
+      const names = ctx.config.sinks.map((s) => s.name);
+      if (opts.sink !== undefined && !names.includes(opts.sink)) {
+        throw new GovtrailError(
+          'USAGE',
+          `--sink: no sink named ${JSON.stringify(opts.sink)} (configured: ${names.join(', ')})`,
+        );
+      }
       const database = await ctx.openDatabase();
       try {
         const alerting = createAlerting(ctx.config, ctx.logger, database);
-        const alert = testAlert();
-        const rows: string[][] = [];
-        let failed = 0;
-        for (const sink of alerting.sinks) {
-          try {
-            await sink.deliver(alert, { deliveryId: `test-${randomUUID()}`, attempt: 1 });
-            rows.push([sink.name, 'ok', '']);
-          } catch (err) {
-            failed++;
-            rows.push([sink.name, 'FAILED', (err as Error).message]);
-          }
-        }
-        ctx.out.write(`${formatTable(['sink', 'result', 'error'], rows)}\n`);
-        if (failed > 0) throw new ExitCode(1);
+        const results = await sendTestAlert(
+          alerting.sinks.filter((s) => opts.sink === undefined || s.name === opts.sink),
+          testAlert(),
+        );
+        const width = Math.max(...results.map((r) => r.sink.length));
+        for (const r of results) ctx.out.write(`${r.sink.padEnd(width)}  ${r.outcome}\n`);
+        if (results.some((r) => !r.delivered)) throw new ExitCode(1);
       } finally {
         await database.close();
       }
@@ -142,10 +147,37 @@ export function parseTimeOption(option: string, text: string): Date {
   return t.date;
 }
 
-function testAlert(): AlertMessage {
-  const now = new Date().toISOString();
+/** One sink's answer to the test alert. */
+export interface TestResult {
+  readonly sink: string;
+  readonly delivered: boolean;
+  /** `delivered`, or `failed (permanent|retryable): <reason>`. */
+  readonly outcome: string;
+}
+
+/** Sends `alert` through each sink, one after the other, and reports each outcome. */
+export async function sendTestAlert(sinks: readonly Sink[], alert: AlertMessage): Promise<TestResult[]> {
+  const results: TestResult[] = [];
+  for (const sink of sinks) {
+    try {
+      await sink.deliver(alert, { deliveryId: deliveryIdFor(alert, sink.name), attempt: 1 });
+      results.push({ sink: sink.name, delivered: true, outcome: 'delivered' });
+    } catch (err) {
+      const kind = isPermanentFailure(err) ? 'permanent' : 'retryable';
+      const message = scrubSecrets(err instanceof Error ? err.message : String(err));
+      // DeliveryError messages start with the sink's name, which the line already shows.
+      const reason = message.startsWith(`${sink.name}: `) ? message.slice(sink.name.length + 2) : message;
+      results.push({ sink: sink.name, delivered: false, outcome: `failed (${kind}): ${reason}` });
+    }
+  }
+  return results;
+}
+
+/** The alert `alerts test` sends: low, so a pager routed to high alerts is not woken by it. */
+export function testAlert(now: Date = new Date()): AlertMessage {
+  const at = now.toISOString();
   return {
-    alertId: 'test',
+    alertId: `test-${randomUUID()}`,
     tenantId: 'govtrail-test',
     entryId: null,
     ruleId: 'TEST',
@@ -153,8 +185,8 @@ function testAlert(): AlertMessage {
     severity: 'low',
     title: 'govtrail test alert',
     summary: 'A test alert sent by `govtrail alerts test`: if you can read this, the sink works.',
-    dedupeKey: `TEST:govtrail-test:${now}`,
-    createdAt: now,
+    dedupeKey: `TEST:govtrail-test:${at}`,
+    createdAt: at,
     context: {
       tenantId: 'govtrail-test',
       entryId: null,

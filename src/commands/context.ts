@@ -2,7 +2,7 @@
  * What every command needs, built once: the parsed configuration, the root logger, and on demand
  * the migrated database. Commands receive it instead of reading the environment themselves.
  */
-import { type Config, loadConfig } from '../config.js';
+import { type Config, loadConfig, sinkSecrets } from '../config.js';
 import { createLogger, type Logger, registerSecret } from '../logger.js';
 import { type Database, openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
@@ -20,6 +20,8 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CommandCont
   const config = loadConfig(env);
   for (const t of config.tenants) registerSecret(t.clientSecret);
   registerSecret(config.webhookSecret);
+  // Sink secrets (PagerDuty routing keys, webhook secrets, URLs that carry a token) from start-up.
+  for (const secret of sinkSecrets(config)) registerSecret(secret);
   const logger = createLogger({ level: config.logLevel });
   return {
     config,

@@ -3,23 +3,25 @@
  */
 import { sql } from 'kysely';
 import type { DeliveryStore, DueDelivery } from '../alerts/deliver.js';
+import { type RoutedSink, sinksFor } from '../alerts/routing.js';
 import type { AlertContext, AlertDraft, AlertMessage, Severity } from '../alerts/types.js';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { Session } from './database.js';
 
 /**
- * Stores alerts and one pending delivery per sink. An alert whose dedupe key exists is skipped, with
- * its deliveries. Returns how many alerts were new.
+ * Stores alerts and one pending delivery per sink whose route lets the alert through (routing is
+ * decided here, once: a later change of the routes does not re-route stored alerts). An alert
+ * whose dedupe key exists is skipped, with its deliveries. Returns how many alerts were new.
  */
 export async function insertAlerts(
   db: Session,
   tenantId: string,
   runId: number | null,
   drafts: readonly AlertDraft[],
-  sinks: readonly string[],
+  sinks: readonly RoutedSink[],
 ): Promise<number> {
   if (drafts.length === 0) return 0;
-  const { rows } = await sql<{ alert_id: number }>`
+  const { rows } = await sql<{ alert_id: number; dedupe_key: string }>`
     insert into govtrail.alert
       (tenant_id, entry_id, rule_id, rule_version, severity, title, summary, context, dedupe_key, run_id)
     select ${tenantId}, a.entry_id, a.rule_id, a.rule_version, a.severity, a.title, a.summary, a.context::jsonb,
@@ -31,16 +33,18 @@ export async function insertAlerts(
          with ordinality as a(entry_id, rule_id, rule_version, severity, title, summary, context, dedupe_key, n)
     order by a.n
     on conflict (dedupe_key) do nothing
-    returning alert_id`.execute(db);
-  if (rows.length > 0 && sinks.length > 0) {
-    const ids: number[] = [];
-    const sinkNames: string[] = [];
-    for (const r of rows) {
-      for (const s of sinks) {
-        ids.push(r.alert_id);
-        sinkNames.push(s);
-      }
+    returning alert_id, dedupe_key`.execute(db);
+  const byKey = new Map(drafts.map((d) => [d.dedupeKey, d]));
+  const ids: number[] = [];
+  const sinkNames: string[] = [];
+  for (const r of rows) {
+    const draft = byKey.get(r.dedupe_key) as AlertDraft;
+    for (const s of sinksFor(sinks, { severity: draft.severity, ruleId: draft.ruleId, tenantId })) {
+      ids.push(r.alert_id);
+      sinkNames.push(s);
     }
+  }
+  if (ids.length > 0) {
     await sql`
       insert into govtrail.alert_delivery (alert_id, sink)
       select * from unnest(${ids}::bigint[], ${sinkNames}::text[])

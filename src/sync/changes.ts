@@ -4,6 +4,7 @@
  * diff of a stored entry whose predecessor just arrived late, evaluate the alert rules on the new
  * entries, and write field changes and alerts (the outbox) with the data.
  */
+import type { RoutedSink } from '../alerts/routing.js';
 import { backfillDigest, discrepancyAlerts, evaluateRules, type RulePack } from '../alerts/rules.js';
 import type { AlertDraft } from '../alerts/types.js';
 import { diffSnapshots } from '../changes/diff.js';
@@ -30,8 +31,8 @@ const FLUSH_EVERY = 2000;
 
 export interface ChangesStepOptions {
   readonly pack: RulePack;
-  /** Sink names: one pending delivery per alert and sink. */
-  readonly sinks: readonly string[];
+  /** The sinks with their routes: one pending delivery per alert and sink whose route allows it. */
+  readonly sinks: readonly RoutedSink[];
   /** S9: on a tenant's first run, one digest instead of per-entry alerts unless this is true. */
   readonly backfillPerEntryAlerts: boolean;
   /**

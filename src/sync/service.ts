@@ -72,7 +72,7 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
         ? {
             changes: changesStep({
               pack: alerting.pack,
-              sinks: alerting.sinkNames,
+              sinks: alerting.routes,
               backfillPerEntryAlerts: config.backfillPerEntryAlerts,
               ...(options.walkInMemory !== undefined ? { walkInMemory: options.walkInMemory } : {}),
             }),
@@ -111,6 +111,6 @@ async function raiseSyncFailing(
     lastErrorMessage: summary.error?.message ?? null,
   });
   if (draft !== null) {
-    await insertAlerts(options.database.db, summary.tenantId, summary.runId, [draft], alerting.sinkNames);
+    await insertAlerts(options.database.db, summary.tenantId, summary.runId, [draft], alerting.routes);
   }
 }

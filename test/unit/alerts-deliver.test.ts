@@ -10,6 +10,7 @@ import {
   nextRetry,
   RETRY_MAX_DELAY_MS,
 } from '../../src/alerts/deliver.js';
+import { retryableFailure } from '../../src/alerts/sinks/failure.js';
 import type { AlertMessage, DeliveryAttempt, Sink } from '../../src/alerts/types.js';
 import { GovtrailError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
@@ -304,24 +305,44 @@ describe('deliverPending', () => {
     expect(failed[0]?.lastError).toBe('DELIVERY_FAILED: webhook: HTTP 503');
   });
 
-  it('retries a non-retryable (4xx) failure too, until the 24 hours are up', async () => {
+  it('marks a permanent (4xx) failure failed at once, with the reason, and never attempts it again', async () => {
     let now = T0;
     const store = new MemoryStore(() => now);
     store.add(alert('1'), 'webhook');
     const hook = scriptedSink('webhook', () => retryable(404));
-    await deliverPending({ store, sinks: [hook.sink], logger: silentLogger, now: () => now });
-    expect(store.rows[0]?.status).toBe('pending');
-    now = at(GIVE_UP_AFTER_MS);
     const { logger, lines } = capturingLogger();
     const result = await deliverPending({ store, sinks: [hook.sink], logger, now: () => now });
-    expect(result.failed).toBe(1);
+    expect(result).toMatchObject({ delivered: 0, retried: 0, failed: 1 });
     expect(store.rows[0]).toMatchObject({
       status: 'failed',
-      attempts: 2,
-      lastError: 'DELIVERY_FAILED: webhook: HTTP 404',
+      attempts: 1,
+      lastError: 'permanent: DELIVERY_FAILED: webhook: HTTP 404',
     });
     const error = lines.find((l) => l['level'] === 50);
-    expect(error).toMatchObject({ alertId: '1', sink: 'webhook', dedupeKey: 'AIGOV-002:acme:E1' });
+    expect(error).toMatchObject({
+      alertId: '1',
+      sink: 'webhook',
+      dedupeKey: 'AIGOV-002:acme:E1',
+      msg: 'alert delivery failed permanently; not retrying',
+    });
+    now = at(GIVE_UP_AFTER_MS * 2);
+    await deliverPending({ store, sinks: [hook.sink], logger: silentLogger, now: () => now });
+    expect(hook.calls).toHaveLength(1);
+  });
+
+  it('waits at least the Retry-After a sink reports, when it is longer than the backoff', async () => {
+    const store = new MemoryStore(() => T0);
+    store.add(alert('1'), 'pagerduty');
+    store.add(alert('2'), 'pagerduty');
+    const pd = scriptedSink('pagerduty', (n) =>
+      retryableFailure('pagerduty', 'HTTP 429', { status: 429, retryAfterMs: n === 1 ? 600_000 : 1000 }),
+    );
+    await deliverPending({ store, sinks: [pd.sink], logger: silentLogger, now: () => T0, random: () => 1 });
+    expect(store.rows.map((r) => [r.status, r.nextAttemptAt.getTime() - T0.getTime()])).toEqual([
+      ['pending', 600_000],
+      // A shorter Retry-After does not shorten the backoff.
+      ['pending', 30_000],
+    ]);
   });
 
   it('uses the first attempt time for the 24-hour limit, not the alert creation time', async () => {
@@ -342,15 +363,19 @@ describe('deliverPending', () => {
     store.add(alert('1'), 'slack');
     const result = await deliverPending({ store, sinks: [], logger: silentLogger, now: () => T0 });
     expect(result.retried).toBe(1);
-    expect(store.rows[0]?.lastError).toContain('sink "slack" is not configured');
+    expect(store.rows[0]).toMatchObject({
+      status: 'pending',
+      lastError: 'DELIVERY_FAILED: slack: this sink is not configured',
+    });
   });
 
-  it('wraps an error that is not a GovtrailError', async () => {
+  it('wraps an error that is not a GovtrailError, and retries it: only a sink says permanent', async () => {
     const store = new MemoryStore(() => T0);
     store.add(alert('1'), 'webhook');
     const hook = scriptedSink('webhook', () => new TypeError('boom'));
-    await deliverPending({ store, sinks: [hook.sink], logger: silentLogger, now: () => T0 });
-    expect(store.rows[0]?.lastError).toBe('DELIVERY_FAILED: boom');
+    const result = await deliverPending({ store, sinks: [hook.sink], logger: silentLogger, now: () => T0 });
+    expect(result.retried).toBe(1);
+    expect(store.rows[0]).toMatchObject({ status: 'pending', lastError: 'DELIVERY_FAILED: boom' });
   });
 
   it('attempts nothing once the signal is aborted', async () => {

@@ -12,6 +12,7 @@ import {
   webhookPayload,
 } from '../../src/alerts/sinks/index.js';
 import type { AlertMessage } from '../../src/alerts/types.js';
+import { loadConfig } from '../../src/config.js';
 import { GovtrailError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 
@@ -226,24 +227,27 @@ describe('notify sink', () => {
   });
 });
 
+const testConfig = (env: Record<string, string> = {}) => loadConfig(env, { dotenv: false });
+
 describe('createSinks', () => {
-  it('always has the log sink', () => {
-    expect(createSinks({}, silentLogger).map((s) => s.name)).toEqual(['log']);
-    expect(
-      createSinks({ webhookUrl: undefined, slackWebhookUrl: '' }, silentLogger).map((s) => s.name),
-    ).toEqual(['log']);
+  it('builds the sinks of the configuration, in its order, under their names', () => {
+    const config = testConfig({
+      GOVTRAIL_WEBHOOK_URL: 'https://hooks.example/x',
+      GOVTRAIL_WEBHOOK_SECRET: 's3cret-s3cret',
+      GOVTRAIL_SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T/B/X',
+    });
+    const sinks = createSinks(config.sinks, { logger: silentLogger, notify: async () => undefined });
+    expect(sinks.map((s) => s.name)).toEqual(['log', 'webhook', 'slack', 'notify']);
   });
 
-  it('adds webhook, Slack and NOTIFY when configured', () => {
-    const sinks = createSinks(
-      {
-        webhookUrl: 'https://hooks.example/x',
-        webhookSecret: 's3cret-s3cret',
-        slackWebhookUrl: 'https://hooks.slack.com/services/T/B/X',
-      },
-      silentLogger,
-      async () => undefined,
+  it('with nothing configured: the log sink and NOTIFY', () => {
+    const sinks = createSinks(testConfig().sinks, { logger: silentLogger, notify: async () => undefined });
+    expect(sinks.map((s) => s.name)).toEqual(['log', 'notify']);
+  });
+
+  it('refuses a NOTIFY sink without a database', () => {
+    expect(() => createSinks(testConfig().sinks, { logger: silentLogger })).toThrow(
+      /NOTIFY needs the database/,
     );
-    expect(sinks.map((s) => s.name)).toEqual(['log', 'webhook', 'slack', 'notify']);
   });
 });

@@ -1,31 +1,54 @@
 /**
- * The one HTTP exchange the webhook and Slack sinks share: POST a body, drain the response, and
- * turn anything but a 2xx into a DELIVERY_FAILED error that says whether a retry may help.
+ * The one HTTP exchange the HTTP sinks share: POST a body, read a little of the answer, and turn
+ * anything but a 2xx into a {@link DeliveryError} that says whether a retry may help.
  */
 import { type Dispatcher, request } from 'undici';
-import { GovtrailError, isAbortError, RETRYABLE_STATUSES } from '../../errors.js';
+import { isAbortError, RETRYABLE_STATUSES } from '../../errors.js';
+import { parseRetryAfter } from '../../tenant-api/backoff.js';
+import { permanentFailure, retryableFailure } from './failure.js';
 
 /** Default time allowed for one delivery, connection to last body byte. */
 export const DEFAULT_SINK_TIMEOUT_MS = 10_000;
 
-/** How much of an error response body is kept for the error message. */
-const ERROR_BODY_BYTES = 300;
+/** How much of a response body is kept: enough for PagerDuty's list of errors. */
+const BODY_BYTES = 1000;
+
+/** Upper bound on an honoured Retry-After: the outbox's own longest delay. */
+const RETRY_AFTER_CAP_MS = 3_600_000;
 
 export interface PostOptions {
+  /** The sink's name, first in every error message. */
   readonly sink: string;
   readonly url: string;
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
   readonly dispatcher?: Dispatcher | undefined;
   readonly timeoutMs?: number | undefined;
+  /**
+   * Whether a non-2xx answer is worth retrying; by default 408, 429 and 5xx are, every other status
+   * is permanent (alert-destinations.md, "classify errors").
+   */
+  readonly isRetryable?: ((status: number, body: string) => boolean) | undefined;
+}
+
+/** A 2xx answer: its status and the first bytes of its body. */
+export interface PostResult {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** The default classification of a non-2xx status. */
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status) || status >= 500;
 }
 
 /**
- * POSTs `body` to `url`. Redirects are not followed (undici's `request` never does): a receiver
- * that redirects is misconfigured, and following it would send the alert somewhere unreviewed.
- * @throws GovtrailError `DELIVERY_FAILED`; retryable for 408, 429, 5xx, network errors and timeouts.
+ * POSTs `body` to `url` as JSON. Redirects are not followed (undici's `request` never does): a
+ * receiver that redirects is misconfigured, and following it would send the alert somewhere
+ * unreviewed. A Retry-After on a retryable answer travels with the error to the outbox.
+ * @throws DeliveryError — retryable for network errors, timeouts and the statuses of `isRetryable`.
  */
-export async function postJson(o: PostOptions): Promise<void> {
+export async function postJson(o: PostOptions): Promise<PostResult> {
   const timeoutMs = o.timeoutMs ?? DEFAULT_SINK_TIMEOUT_MS;
   let res: Dispatcher.ResponseData;
   try {
@@ -40,26 +63,24 @@ export async function postJson(o: PostOptions): Promise<void> {
     });
   } catch (err) {
     const what = isAbortError(err) || isTimeout(err) ? `timed out after ${timeoutMs} ms` : describe(err);
-    throw new GovtrailError('DELIVERY_FAILED', `${o.sink}: ${what}`, { cause: err, retryable: true });
+    throw retryableFailure(o.sink, what, { cause: err });
   }
   const status = res.statusCode;
-  if (status >= 200 && status < 300) {
-    // Drain so the connection returns to the pool.
-    await res.body.dump();
-    return;
-  }
-  const snippet = await readSnippet(res.body);
-  const retryable = RETRYABLE_STATUSES.has(status) || status >= 500;
-  throw new GovtrailError(
-    'DELIVERY_FAILED',
-    `${o.sink}: HTTP ${status}${snippet === '' ? '' : `: ${snippet}`}`,
-    {
-      retryable,
-      status,
-    },
+  const body = await readSnippet(res.body);
+  if (status >= 200 && status < 300) return { status, body };
+  const retryable = (o.isRetryable ?? isRetryableStatus)(status, body);
+  const reason = `HTTP ${status}${body === '' ? '' : `: ${body}`}`;
+  if (!retryable) throw permanentFailure(o.sink, reason, { status });
+  const header = res.headers['retry-after'];
+  const retryAfterMs = parseRetryAfter(
+    Array.isArray(header) ? header[0] : header,
+    Date.now(),
+    RETRY_AFTER_CAP_MS,
   );
+  throw retryableFailure(o.sink, reason, { status, retryAfterMs });
 }
 
+/** Reads up to {@link BODY_BYTES} of a body, whitespace collapsed; the rest is dropped. */
 async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -68,14 +89,14 @@ async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<strin
       const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
       chunks.push(b);
       size += b.length;
-      // Leaving the loop destroys the stream: the rest of a large error page is not worth reading.
-      if (size >= ERROR_BODY_BYTES) break;
+      // Leaving the loop destroys the stream: the rest of a large page is not worth reading.
+      if (size >= BODY_BYTES) break;
     }
   } catch {
-    // The status already says the delivery failed; a broken error body adds nothing to that.
+    // The status says what happened; a broken body adds nothing to that.
     return '';
   }
-  const text = Buffer.concat(chunks).toString('utf8').slice(0, ERROR_BODY_BYTES);
+  const text = Buffer.concat(chunks).toString('utf8').slice(0, BODY_BYTES);
   return text.replace(/\s+/g, ' ').trim();
 }
 

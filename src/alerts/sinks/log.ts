@@ -3,12 +3,12 @@ import type { Logger } from '../../logger.js';
 import type { Sink } from '../types.js';
 
 /**
- * Creates the log sink (name `log`): one structured line per alert, at `warn` for high and
- * critical alerts and `info` otherwise, so a log-based pager can key on the level.
+ * Creates the log sink (name `log` by default): one structured line per alert, at `warn` for high
+ * and critical alerts and `info` otherwise, so a log-based pager can key on the level.
  */
-export function createLogSink(logger: Logger): Sink {
+export function createLogSink(logger: Logger, name = 'log'): Sink {
   return {
-    name: 'log',
+    name,
     async deliver(alert, delivery) {
       const level = alert.severity === 'high' || alert.severity === 'critical' ? 'warn' : 'info';
       logger[level](

@@ -2,8 +2,8 @@
  * PostgreSQL `NOTIFY govtrail_alerts, '<alert id>'`. The payload is only the id: listeners read
  * the alert from the `alert` table, and NOTIFY payloads must stay under 8000 bytes.
  */
-import { GovtrailError } from '../../errors.js';
 import type { Sink } from '../types.js';
+import { permanentFailure, retryableFailure } from './failure.js';
 
 /** The channel listeners `LISTEN` on. */
 export const ALERT_CHANNEL = 'govtrail_alerts';
@@ -11,22 +11,25 @@ export const ALERT_CHANNEL = 'govtrail_alerts';
 const MAX_PAYLOAD_BYTES = 7999;
 
 /**
- * Creates the notify sink (name `notify`) over a function that runs `SELECT pg_notify($1, $2)`,
- * so this module needs no database driver.
+ * Creates the notify sink (name `notify` by default) over a function that runs
+ * `SELECT pg_notify($1, $2)`, so this module needs no database driver.
  */
-export function createNotifySink(notify: (channel: string, payload: string) => Promise<void>): Sink {
+export function createNotifySink(
+  notify: (channel: string, payload: string) => Promise<void>,
+  name = 'notify',
+): Sink {
   return {
-    name: 'notify',
+    name,
     async deliver(alert) {
       const payload = alert.alertId;
       if (Buffer.byteLength(payload, 'utf8') > MAX_PAYLOAD_BYTES) {
-        throw new GovtrailError('DELIVERY_FAILED', `notify: alert id longer than ${MAX_PAYLOAD_BYTES} bytes`);
+        throw permanentFailure(name, `alert id longer than ${MAX_PAYLOAD_BYTES} bytes`);
       }
       try {
         await notify(ALERT_CHANNEL, payload);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        throw new GovtrailError('DELIVERY_FAILED', `notify: ${reason}`, { cause: err, retryable: true });
+        throw retryableFailure(name, reason, { cause: err });
       }
     },
   };

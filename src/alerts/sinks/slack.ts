@@ -8,6 +8,8 @@ import type { AlertMessage, Severity, Sink } from '../types.js';
 import { postJson } from './http.js';
 
 export interface SlackSinkOptions {
+  /** Sink name in alert_delivery and messages; `slack` by default. */
+  readonly name?: string | undefined;
   readonly url: string;
   readonly dispatcher?: Dispatcher | undefined;
   readonly timeoutMs?: number | undefined;
@@ -107,14 +109,18 @@ export function slackPayload(alert: AlertMessage): Record<string, unknown> {
   };
 }
 
-/** Creates the Slack sink (name `slack`). Slack answers 200 `ok`; anything else is a failure. */
+/**
+ * Creates the Slack sink. Slack answers 200 `ok`; 429 and 5xx are retried, other errors
+ * (`invalid_token` 403, `no_service` 404, `channel_is_archived` 410) are permanent.
+ */
 export function createSlackSink(o: SlackSinkOptions): Sink {
+  const name = o.name ?? 'slack';
   return {
-    name: 'slack',
+    name,
     async deliver(alert) {
       const body = Buffer.from(JSON.stringify(slackPayload(alert)), 'utf8');
       await postJson({
-        sink: 'slack',
+        sink: name,
         url: o.url,
         body,
         headers: {},

@@ -17,9 +17,9 @@
  *              "title": "Tool approval was turned off", "summary": "…", "tenantId": "acme",
  *              "entryId": "…", "dedupeKey": "AIGOV-002:acme:…", "createdAt": "…", "context": { … } } }
  * ```
- * A 2xx answer means delivered. 408, 429, 5xx, timeouts and network errors are retryable; other
- * statuses are reported as not retryable (the delivery loop still retries them for 24 hours, so a
- * misconfigured receiver can be fixed in time). Redirects are not followed.
+ * A 2xx answer means delivered. 408, 429 (after its Retry-After), 5xx, timeouts and network errors
+ * are retried; any other status is permanent: the delivery is marked `failed` at once with the
+ * status and the start of the answer. Redirects are not followed.
  */
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
@@ -45,6 +45,8 @@ export interface WebhookPayload {
 }
 
 export interface WebhookSinkOptions {
+  /** Sink name in alert_delivery and messages; `webhook` by default. */
+  readonly name?: string | undefined;
   readonly url: string;
   /** HMAC key for `X-Govtrail-Signature`; no signature without it. */
   readonly secret?: string | undefined;
@@ -78,10 +80,11 @@ export function signBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-/** Creates the webhook sink (name `webhook`). */
+/** Creates the webhook sink. */
 export function createWebhookSink(o: WebhookSinkOptions): Sink {
+  const name = o.name ?? 'webhook';
   return {
-    name: 'webhook',
+    name,
     async deliver(alert, delivery) {
       const body = Buffer.from(JSON.stringify(webhookPayload(alert)), 'utf8');
       const headers: Record<string, string> = {
@@ -92,7 +95,7 @@ export function createWebhookSink(o: WebhookSinkOptions): Sink {
       if (o.secret !== undefined && o.secret !== '')
         headers['x-govtrail-signature'] = signBody(o.secret, body);
       await postJson({
-        sink: 'webhook',
+        sink: name,
         url: o.url,
         body,
         headers,
