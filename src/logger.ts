@@ -97,7 +97,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       ...base,
       transport: {
         target: 'pino-pretty',
-        options: { destination: 2, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' },
+        options: {
+          destination: 2,
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'pid,hostname',
+          // One line per record: an alert's nested context would otherwise fill a screen per alert.
+          singleLine: true,
+        },
       },
     });
   }

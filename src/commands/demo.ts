@@ -68,6 +68,9 @@ export function demoCommand(): Command {
         sandbox.appendScenarios();
         const second = first.status === 'succeeded' ? await run() : undefined;
         const summaries = second === undefined ? [first] : [first, second];
+        // Let the log lines of the runs (the log sink's alerts among them) reach the terminal
+        // before the story is told, so that the story is what the terminal ends with.
+        await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
         out.write(`\n${formatSummaries(summaries)}\n\n`);
         if (summaries.some((s) => s.status !== 'succeeded')) throw new ExitCode(1);
 
@@ -83,6 +86,7 @@ export function demoCommand(): Command {
             `The sandbox now rewrites entry ${rewritten.id} (${rewritten.createdAt}) and drops entry ${removed.id} (${removed.createdAt}) from its history. govtrail reconcile pages the whole history and compares it with the store, entry by entry:\n\n`,
           );
           const check = await run('reconcile');
+          await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
           out.write(`${indent(formatReconcile([check]))}\n\n`);
           const found = await listDiscrepancies(database.db, { tenantId: DEMO_TENANT, runId: check.runId });
           for (const d of found)
