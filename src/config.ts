@@ -438,6 +438,8 @@ export interface SinkSettingsByType {
     readonly url: string;
     /** HMAC key of the signature header; unsigned without it. Never logged. */
     readonly secret: string | undefined;
+    /** `json` (govtrail's own body, the default) or `ocsf` (an OCSF Detection Finding). */
+    readonly format: 'json' | 'ocsf';
     readonly timeoutMs: number | undefined;
   };
   /** Slack incoming webhook (the URL is the credential). */
@@ -452,6 +454,48 @@ export interface SinkSettingsByType {
   };
   /** Microsoft Teams Workflows webhook (the URL, with its `sig=`, is the credential). */
   readonly teams: { readonly url: string; readonly timeoutMs: number | undefined };
+  /** Splunk HTTP Event Collector: OCSF Detection Findings in HEC's envelope. */
+  readonly splunk_hec: {
+    /** `https://HOST:8088/services/collector/event`. */
+    readonly url: string;
+    /** The HEC token. Never logged. */
+    readonly token: string;
+    readonly host: string | undefined;
+    readonly source: string | undefined;
+    readonly sourcetype: string | undefined;
+    readonly index: string | undefined;
+    readonly timeoutMs: number | undefined;
+  };
+  /** Syslog RFC 5424 carrying OCSF, over TCP (octet counting), TLS (RFC 5425) or UDP. */
+  readonly syslog: {
+    readonly protocol: 'tcp' | 'tls' | 'udp';
+    readonly host: string;
+    readonly port: number;
+    /** Facility number (0–23); `local0` (16) by default. */
+    readonly facility: number;
+    /** HOSTNAME of the header; the machine's host name by default. */
+    readonly hostname: string | undefined;
+    /** PEM: CA bundle, client certificate and key (TLS). The key is never logged. */
+    readonly ca: string | undefined;
+    readonly cert: string | undefined;
+    readonly key: string | undefined;
+    readonly rejectUnauthorized: boolean;
+    readonly timeoutMs: number | undefined;
+  };
+  /** One mail per alert over SMTP (STARTTLS or implicit TLS). */
+  readonly email: {
+    readonly host: string;
+    readonly port: number;
+    readonly security: 'starttls' | 'tls';
+    readonly user: string | undefined;
+    /** Never logged. */
+    readonly password: string | undefined;
+    readonly from: string;
+    readonly to: readonly string[];
+    readonly ca: string | undefined;
+    readonly rejectUnauthorized: boolean;
+    readonly timeoutMs: number | undefined;
+  };
 }
 
 export type SinkType = keyof SinkSettingsByType;
@@ -463,6 +507,9 @@ export const SINK_TYPES = [
   'slack',
   'pagerduty',
   'teams',
+  'splunk_hec',
+  'syslog',
+  'email',
   'notify',
 ] as const satisfies readonly SinkType[];
 
@@ -556,19 +603,28 @@ const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
       url_file: text.optional(),
       secret: text.optional(),
       secret_file: text.optional(),
+      format: text.optional(),
       ...httpKeys,
     },
     env: {
       url: 'GOVTRAIL_WEBHOOK_URL',
       secret: 'GOVTRAIL_WEBHOOK_SECRET',
+      format: 'GOVTRAIL_WEBHOOK_FORMAT',
       timeout: 'GOVTRAIL_WEBHOOK_TIMEOUT',
       min_severity: 'GOVTRAIL_WEBHOOK_MIN_SEVERITY',
     },
-    build: (v, r) => ({
-      url: r.url(r.requiredSecret(v, 'url'), 'url'),
-      secret: r.secret(v, 'secret'),
-      timeoutMs: r.duration(v.timeout, 'timeout'),
-    }),
+    build: (v, r) => {
+      const format = (v.format ?? 'json').trim().toLowerCase();
+      if (format !== 'json' && format !== 'ocsf') {
+        r.fail('format', `must be json or ocsf, got ${JSON.stringify(v.format)}`);
+      }
+      return {
+        url: r.url(r.requiredSecret(v, 'url'), 'url'),
+        secret: r.secret(v, 'secret'),
+        format: format as 'json' | 'ocsf',
+        timeoutMs: r.duration(v.timeout, 'timeout'),
+      };
+    },
   }),
   slack: sinkSpec({
     keys: { url: text.optional(), url_file: text.optional(), ...httpKeys },
@@ -643,7 +699,259 @@ const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
       return { url, timeoutMs: r.duration(v.timeout, 'timeout') };
     },
   }),
+  splunk_hec: sinkSpec({
+    keys: {
+      url: text.optional(),
+      token: text.optional(),
+      token_file: text.optional(),
+      host: text.optional(),
+      source: text.optional(),
+      sourcetype: text.optional(),
+      index: text.optional(),
+      ...httpKeys,
+    },
+    env: {
+      url: 'GOVTRAIL_SPLUNK_HEC_URL',
+      token: 'GOVTRAIL_SPLUNK_HEC_TOKEN',
+      index: 'GOVTRAIL_SPLUNK_HEC_INDEX',
+      sourcetype: 'GOVTRAIL_SPLUNK_HEC_SOURCETYPE',
+      timeout: 'GOVTRAIL_SPLUNK_HEC_TIMEOUT',
+      min_severity: 'GOVTRAIL_SPLUNK_HEC_MIN_SEVERITY',
+    },
+    build: (v, r) => {
+      if (v.url === undefined) {
+        return r.fail('url', 'is required (https://HOST:8088/services/collector/event)');
+      }
+      const url = new URL(r.url(v.url, 'url'));
+      // A bare https://HOST:8088 means the event endpoint.
+      if (url.pathname === '/' || url.pathname === '') url.pathname = '/services/collector/event';
+      const token = r.requiredSecret(v, 'token').trim();
+      const optional = (value: string | undefined) => nonEmpty(value)?.trim();
+      return {
+        url: url.href,
+        token,
+        host: optional(v.host),
+        source: optional(v.source),
+        sourcetype: optional(v.sourcetype),
+        index: optional(v.index),
+        timeoutMs: r.duration(v.timeout, 'timeout'),
+      };
+    },
+  }),
+  syslog: sinkSpec({
+    keys: {
+      url: text.optional(),
+      protocol: text.optional(),
+      host: text.optional(),
+      port: z.union([z.number(), z.string()]).optional(),
+      facility: z.union([z.number(), z.string()]).optional(),
+      hostname: text.optional(),
+      ca: text.optional(),
+      ca_file: text.optional(),
+      cert: text.optional(),
+      cert_file: text.optional(),
+      key: text.optional(),
+      key_file: text.optional(),
+      reject_unauthorized: z.union([z.boolean(), z.string()]).optional(),
+      ...httpKeys,
+    },
+    env: {
+      url: 'GOVTRAIL_SYSLOG_URL',
+      facility: 'GOVTRAIL_SYSLOG_FACILITY',
+      hostname: 'GOVTRAIL_SYSLOG_HOSTNAME',
+      ca: 'GOVTRAIL_SYSLOG_CA',
+      cert: 'GOVTRAIL_SYSLOG_CERT',
+      key: 'GOVTRAIL_SYSLOG_KEY',
+      reject_unauthorized: 'GOVTRAIL_SYSLOG_REJECT_UNAUTHORIZED',
+      timeout: 'GOVTRAIL_SYSLOG_TIMEOUT',
+      min_severity: 'GOVTRAIL_SYSLOG_MIN_SEVERITY',
+    },
+    build: (v, r) => {
+      let protocol: string | undefined = v.protocol?.trim().toLowerCase();
+      let host: string | undefined = nonEmpty(v.host)?.trim();
+      let port: number | string | undefined = v.port;
+      if (v.url !== undefined) {
+        if (v.protocol !== undefined || v.host !== undefined || v.port !== undefined) {
+          r.fail(
+            'url',
+            `set either this or ${r.name('protocol')}/${r.name('host')}/${r.name('port')}, not both`,
+          );
+        }
+        let url: URL;
+        try {
+          url = new URL(v.url.trim());
+        } catch {
+          return r.fail('url', 'is not a URL (tcp://HOST:PORT, tls://HOST:PORT or udp://HOST:PORT)');
+        }
+        protocol = url.protocol.replace(/:$/, '');
+        host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+        port = url.port === '' ? undefined : url.port;
+      }
+      protocol ??= 'tcp';
+      if (protocol !== 'tcp' && protocol !== 'tls' && protocol !== 'udp') {
+        r.fail(
+          v.url === undefined ? 'protocol' : 'url',
+          `protocol must be tcp, tls or udp, got ${JSON.stringify(protocol)}`,
+        );
+      }
+      if (host === undefined || host === '') r.fail(v.url === undefined ? 'host' : 'url', 'needs a host');
+      const portNumber = port === undefined ? (protocol === 'tls' ? 6514 : 514) : Number(port);
+      if (!Number.isInteger(portNumber) || portNumber < 1 || portNumber > 65_535) {
+        r.fail(v.url === undefined ? 'port' : 'url', `port must be 1–65535, got ${JSON.stringify(port)}`);
+      }
+      const facility = syslogFacility(v.facility);
+      if (facility === undefined) {
+        r.fail(
+          'facility',
+          `must be a facility name (kern, user, …, auth, authpriv, local0–local7) or number 0–23, got ${JSON.stringify(v.facility)}`,
+        );
+      }
+      let rejectUnauthorized = true;
+      if (v.reject_unauthorized !== undefined) {
+        const raw = String(v.reject_unauthorized).trim().toLowerCase();
+        if (raw !== 'true' && raw !== 'false') r.fail('reject_unauthorized', 'must be true or false');
+        rejectUnauthorized = raw === 'true';
+      }
+      const ca = r.secret(v, 'ca');
+      const cert = r.secret(v, 'cert');
+      const key = r.secret(v, 'key');
+      if (protocol !== 'tls' && (ca ?? cert ?? key) !== undefined) {
+        r.fail(ca !== undefined ? 'ca' : cert !== undefined ? 'cert' : 'key', 'applies to protocol tls only');
+      }
+      if ((cert === undefined) !== (key === undefined)) {
+        r.fail(cert === undefined ? 'cert' : 'key', 'a client certificate needs both cert and key');
+      }
+      return {
+        protocol: protocol as 'tcp' | 'tls' | 'udp',
+        host: host as string,
+        port: portNumber,
+        facility: facility as number,
+        hostname: nonEmpty(v.hostname)?.trim(),
+        ca,
+        cert,
+        key,
+        rejectUnauthorized,
+        timeoutMs: r.duration(v.timeout, 'timeout'),
+      };
+    },
+  }),
+  email: sinkSpec({
+    keys: {
+      host: text.optional(),
+      port: z.union([z.number(), z.string()]).optional(),
+      security: text.optional(),
+      user: text.optional(),
+      password: text.optional(),
+      password_file: text.optional(),
+      from: text.optional(),
+      to: z.union([text, z.array(text)]).optional(),
+      ca: text.optional(),
+      ca_file: text.optional(),
+      reject_unauthorized: z.union([z.boolean(), z.string()]).optional(),
+      ...httpKeys,
+    },
+    env: {
+      host: 'GOVTRAIL_SMTP_HOST',
+      port: 'GOVTRAIL_SMTP_PORT',
+      security: 'GOVTRAIL_SMTP_SECURITY',
+      user: 'GOVTRAIL_SMTP_USER',
+      password: 'GOVTRAIL_SMTP_PASSWORD',
+      from: 'GOVTRAIL_EMAIL_FROM',
+      to: 'GOVTRAIL_EMAIL_TO',
+      ca: 'GOVTRAIL_SMTP_CA',
+      timeout: 'GOVTRAIL_SMTP_TIMEOUT',
+      min_severity: 'GOVTRAIL_EMAIL_MIN_SEVERITY',
+    },
+    build: (v, r) => {
+      const host = nonEmpty(v.host)?.trim();
+      if (host === undefined) return r.fail('host', 'is required (the SMTP server)');
+      const security = (v.security ?? 'starttls').trim().toLowerCase();
+      if (security !== 'starttls' && security !== 'tls') {
+        r.fail(
+          'security',
+          `must be starttls (port 587) or tls (port 465), got ${JSON.stringify(v.security)}`,
+        );
+      }
+      const port = v.port === undefined ? (security === 'tls' ? 465 : 587) : Number(v.port);
+      if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+        r.fail('port', `must be 1–65535, got ${JSON.stringify(v.port)}`);
+      }
+      const address = /^[^\s@<>]+@[^\s@<>]+$/;
+      const from = nonEmpty(v.from)?.trim();
+      if (from === undefined) return r.fail('from', 'is required (the sender address)');
+      const bare = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from;
+      if (!address.test(bare)) r.fail('from', `is not an address: ${JSON.stringify(from)}`);
+      const to = (Array.isArray(v.to) ? v.to : (v.to ?? '').split(','))
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
+      if (to.length === 0) r.fail('to', 'needs at least one recipient');
+      for (const t of to) if (!address.test(t)) r.fail('to', `is not an address: ${JSON.stringify(t)}`);
+      const user = nonEmpty(v.user)?.trim();
+      const password = r.secret(v, 'password');
+      if ((user === undefined) !== (password === undefined)) {
+        r.fail(user === undefined ? 'user' : 'password', 'authentication needs both user and password');
+      }
+      let rejectUnauthorized = true;
+      if (v.reject_unauthorized !== undefined) {
+        const raw = String(v.reject_unauthorized).trim().toLowerCase();
+        if (raw !== 'true' && raw !== 'false') r.fail('reject_unauthorized', 'must be true or false');
+        rejectUnauthorized = raw === 'true';
+      }
+      return {
+        host,
+        port,
+        security: security as 'starttls' | 'tls',
+        user,
+        password,
+        from,
+        to,
+        ca: r.secret(v, 'ca'),
+        rejectUnauthorized,
+        timeoutMs: r.duration(v.timeout, 'timeout'),
+      };
+    },
+  }),
 };
+
+/** Syslog facility names (RFC 5424 table 1, as syslog.h names them) → numbers. */
+export const SYSLOG_FACILITIES: Readonly<Record<string, number>> = {
+  kern: 0,
+  user: 1,
+  mail: 2,
+  daemon: 3,
+  auth: 4,
+  syslog: 5,
+  lpr: 6,
+  news: 7,
+  uucp: 8,
+  cron: 9,
+  authpriv: 10,
+  ftp: 11,
+  ntp: 12,
+  security: 13,
+  console: 14,
+  local0: 16,
+  local1: 17,
+  local2: 18,
+  local3: 19,
+  local4: 20,
+  local5: 21,
+  local6: 22,
+  local7: 23,
+};
+
+/** The default facility: local0, for site use, so a relay can route govtrail's messages apart. */
+export const SYSLOG_DEFAULT_FACILITY = 16;
+
+function syslogFacility(value: number | string | undefined): number | undefined {
+  if (value === undefined) return SYSLOG_DEFAULT_FACILITY;
+  const raw = String(value).trim().toLowerCase();
+  if (/^\d+$/.test(raw)) {
+    const n = Number(raw);
+    return n <= 23 ? n : undefined;
+  }
+  return SYSLOG_FACILITIES[raw];
+}
 
 /** The PagerDuty endpoint of the US service region. */
 const PAGERDUTY_DEFAULT_URL = 'https://events.pagerduty.com/v2/enqueue';

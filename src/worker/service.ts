@@ -149,7 +149,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
         const result = await worker.stop(graceMs);
         await server.close();
         // Sinks that hold connections (a pooled SMTP transport, a syslog socket) close here.
-        await alerting.close().catch((err: unknown) => logger.warn({ err }, 'closing the alert sinks failed'));
+        await alerting
+          .close()
+          .catch((err: unknown) => logger.warn({ err }, 'closing the alert sinks failed'));
         await agent.close();
         await database.close();
         logger.info({ aborted: result.aborted }, 'worker stopped');

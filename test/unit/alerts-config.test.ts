@@ -198,9 +198,9 @@ describe('a bad sink stops start-up with one line naming the setting', () => {
   it.each([
     [
       'an unknown type',
-      '  - {type: email}\n',
+      '  - {type: carrier_pigeon}\n',
       'type',
-      /must be one of log, webhook, slack, pagerduty, teams, notify/,
+      /must be one of log, webhook, slack, pagerduty, teams, splunk_hec, syslog, email, notify/,
     ],
     [
       'a missing routing key',

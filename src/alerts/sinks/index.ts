@@ -8,13 +8,24 @@ import type { SinkConfig, SinkConfigOf, SinkType } from '../../config.js';
 import { GovtrailError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Sink } from '../types.js';
+import { createEmailSink } from './email.js';
 import { createLogSink } from './log.js';
 import { createNotifySink } from './notify.js';
 import { createPagerDutySink } from './pagerduty.js';
 import { createSlackSink } from './slack.js';
+import { createSplunkHecSink } from './splunk.js';
+import { createSyslogSink } from './syslog.js';
 import { createTeamsSink } from './teams.js';
 import { createWebhookSink } from './webhook.js';
 
+export {
+  type AlertMail,
+  alertMail,
+  createEmailSink,
+  type EmailSinkOptions,
+  escapeHtml,
+  isPermanentSmtpError,
+} from './email.js';
 export {
   DeliveryError,
   isPermanentFailure,
@@ -24,6 +35,7 @@ export {
 export { isRetryableStatus, type PostResult, postJson } from './http.js';
 export { createLogSink } from './log.js';
 export { ALERT_CHANNEL, createNotifySink } from './notify.js';
+export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf.js';
 export {
   createPagerDutySink,
   PAGERDUTY_EVENTS_URL,
@@ -40,6 +52,25 @@ export {
   type SlackSinkOptions,
   slackPayload,
 } from './slack.js';
+export {
+  createSplunkHecSink,
+  isRetryableHecAnswer,
+  SPLUNK_BUDGET_BYTES,
+  type SplunkHecEvent,
+  type SplunkHecSinkOptions,
+  splunkHecEvent,
+} from './splunk.js';
+export {
+  createSyslogSink,
+  escapeSdValue,
+  octetCountingFrame,
+  SYSLOG_MAX_BYTES,
+  SYSLOG_SD_ID,
+  SYSLOG_SEVERITY,
+  type SyslogSinkOptions,
+  structuredData,
+  syslogMessage,
+} from './syslog.js';
 export {
   createTeamsSink,
   escapeCardMarkdown,
@@ -83,6 +114,7 @@ export const SINK_FACTORIES: { readonly [T in SinkType]: SinkFactory<T> } = {
       name: c.name,
       url: c.url,
       secret: c.secret,
+      format: c.format,
       timeoutMs: c.timeoutMs,
       dispatcher: d.dispatcher,
     }),
@@ -104,6 +136,47 @@ export const SINK_FACTORIES: { readonly [T in SinkType]: SinkFactory<T> } = {
       runbookUrl: d.runbookUrl,
       timeoutMs: c.timeoutMs,
       dispatcher: d.dispatcher,
+    }),
+  splunk_hec: (c, d) =>
+    createSplunkHecSink({
+      name: c.name,
+      url: c.url,
+      token: c.token,
+      host: c.host,
+      source: c.source,
+      sourcetype: c.sourcetype,
+      index: c.index,
+      timeoutMs: c.timeoutMs,
+      dispatcher: d.dispatcher,
+    }),
+  syslog: (c) =>
+    createSyslogSink({
+      name: c.name,
+      protocol: c.protocol,
+      host: c.host,
+      port: c.port,
+      facility: c.facility,
+      hostname: c.hostname,
+      ca: c.ca,
+      cert: c.cert,
+      key: c.key,
+      rejectUnauthorized: c.rejectUnauthorized,
+      timeoutMs: c.timeoutMs,
+    }),
+  email: (c, d) =>
+    createEmailSink({
+      name: c.name,
+      host: c.host,
+      port: c.port,
+      security: c.security,
+      user: c.user,
+      password: c.password,
+      from: c.from,
+      to: c.to,
+      ca: c.ca,
+      rejectUnauthorized: c.rejectUnauthorized,
+      runbookUrl: d.runbookUrl,
+      timeoutMs: c.timeoutMs,
     }),
 };
 

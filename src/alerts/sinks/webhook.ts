@@ -17,6 +17,9 @@
  *              "title": "Tool approval was turned off", "summary": "…", "tenantId": "acme",
  *              "entryId": "…", "dedupeKey": "AIGOV-002:acme:…", "createdAt": "…", "context": { … } } }
  * ```
+ * With `format: ocsf` (`GOVTRAIL_WEBHOOK_FORMAT=ocsf`) the body is instead the alert's OCSF 1.8.0
+ * Detection Finding (class 2004, docs/siem.md), with the same headers and signature.
+ *
  * A 2xx answer means delivered. 408, 429 (after its Retry-After), 5xx, timeouts and network errors
  * are retried; any other status is permanent: the delivery is marked `failed` at once with the
  * status and the start of the answer. Redirects are not followed.
@@ -25,6 +28,10 @@ import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AlertContext, AlertMessage, Severity, Sink } from '../types.js';
 import { postJson } from './http.js';
+import { ocsfAlertEvent } from './ocsf.js';
+
+/** Budget of an OCSF body (`format: ocsf`): long values are cut past 1 MiB. */
+export const WEBHOOK_OCSF_BUDGET_BYTES = 1024 * 1024;
 
 /** The JSON body of a webhook delivery. */
 export interface WebhookPayload {
@@ -50,6 +57,11 @@ export interface WebhookSinkOptions {
   readonly url: string;
   /** HMAC key for `X-Govtrail-Signature`; no signature without it. */
   readonly secret?: string | undefined;
+  /**
+   * `json` (default): {@link WebhookPayload}; `ocsf`: the alert's OCSF Detection Finding (class
+   * 2004, docs/siem.md), for SIEM pipelines that take OCSF over HTTP. Headers are the same.
+   */
+  readonly format?: 'json' | 'ocsf' | undefined;
   /** undici dispatcher (tests, proxies); the global one otherwise. */
   readonly dispatcher?: Dispatcher | undefined;
   readonly timeoutMs?: number | undefined;
@@ -86,7 +98,11 @@ export function createWebhookSink(o: WebhookSinkOptions): Sink {
   return {
     name,
     async deliver(alert, delivery) {
-      const body = Buffer.from(JSON.stringify(webhookPayload(alert)), 'utf8');
+      const payload =
+        o.format === 'ocsf'
+          ? ocsfAlertEvent(alert, { budgetBytes: WEBHOOK_OCSF_BUDGET_BYTES })
+          : webhookPayload(alert);
+      const body = Buffer.from(JSON.stringify(payload), 'utf8');
       const headers: Record<string, string> = {
         'x-govtrail-event': 'alert',
         'x-govtrail-delivery': delivery.deliveryId,

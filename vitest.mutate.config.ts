@@ -1,0 +1,48 @@
+/**
+ * The vitest project that `npm run mutate` (StrykerJS, stryker.config.mjs) runs against every
+ * mutant: only the unit and property tests of the pure core. No global setup, so no PostgreSQL,
+ * no testcontainers and no sandbox server — a mutant run costs milliseconds, not a database.
+ * A test file that exercises a mutated module joins this list (docs/testing.md, "Habit").
+ */
+
+import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Unit test files before property test files. Stryker stops a mutant's run at its first failing
+ * test, and the property files take seconds each (thousands of generated cases), so a mutant that
+ * a unit test kills should not wait for them; vitest's own order runs the slowest files first.
+ */
+class UnitTestsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const slow = (f: TestSpecification): number => (f.moduleId.includes('/test/property/') ? 1 : 0);
+    return (await super.sort(files)).sort((a, b) => slow(a) - slow(b));
+  }
+}
+
+export default defineConfig({
+  test: {
+    include: [
+      // every mutated module: it loads (catches a mutant that throws at import)
+      'test/unit/core-modules-load.test.ts',
+      // normalise/
+      'test/unit/normalise-*.test.ts',
+      'test/property/normalise.test.ts',
+      'test/property/canonical.test.ts',
+      'test/property/entry-key.test.ts',
+      // changes/diff.ts
+      'test/unit/changes-diff*.test.ts',
+      // alerts/rules.ts, alerts/rule-schema.ts (and the backfill walk, which evaluates rules)
+      'test/unit/alerts-rules*.test.ts',
+      'test/unit/alerts-rulepack*.test.ts',
+      'test/unit/backfill-walk.test.ts',
+      // tenant-api/backoff.ts
+      'test/unit/tenant-api-backoff*.test.ts',
+      // sync/stop-rule.ts
+      'test/unit/sync-stop-rule*.test.ts',
+    ],
+    sequence: { sequencer: UnitTestsFirst },
+    testTimeout: 30_000,
+    pool: 'forks',
+  },
+});
