@@ -1,0 +1,27 @@
+/**
+ * The pure core builds tables, schemas and regular expressions when it is imported (the rule
+ * file schema, the snapshot field table, the default ranks). A module that throws while loading
+ * fails every test file that imports it before any test runs; this test fails instead, by name.
+ * (Literal import paths, so that vitest's `related` module graph links each module to this file.)
+ */
+import { describe, expect, it } from 'vitest';
+
+const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+  ['normalise/canonical', () => import('../../src/normalise/canonical.js')],
+  ['normalise/duration', () => import('../../src/normalise/duration.js')],
+  ['normalise/entry', () => import('../../src/normalise/entry.js')],
+  ['normalise/fields', () => import('../../src/normalise/fields.js')],
+  ['normalise/ksuid', () => import('../../src/normalise/ksuid.js')],
+  ['normalise/time', () => import('../../src/normalise/time.js')],
+  ['changes/diff', () => import('../../src/changes/diff.js')],
+  ['alerts/rule-schema', () => import('../../src/alerts/rule-schema.js')],
+  ['alerts/rules', () => import('../../src/alerts/rules.js')],
+  ['tenant-api/backoff', () => import('../../src/tenant-api/backoff.js')],
+  ['sync/stop-rule', () => import('../../src/sync/stop-rule.js')],
+];
+
+describe('the pure core', () => {
+  it.each(MODULES)('%s loads without throwing', async (_name, load) => {
+    await expect(load()).resolves.toBeTypeOf('object');
+  });
+});
