@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
 import { GovtrailError } from '../errors.js';
 import { loadReportData } from '../report/data.js';
@@ -14,6 +15,8 @@ export async function writeReport(
   options: { tenantId: string; out: string; from?: Date | undefined; to?: Date | undefined },
 ): Promise<string> {
   const data = await loadReportData(db, { ...options, now: new Date() });
+  // The demo writes into GOVTRAIL_DATA_DIR, which does not exist when DATABASE_URL is set.
+  mkdirSync(path.dirname(path.resolve(options.out)), { recursive: true });
   writeFileSync(options.out, renderReport(data));
   return options.out;
 }

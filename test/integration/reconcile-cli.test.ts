@@ -95,7 +95,8 @@ describe('govtrail demo', () => {
   it('shows a reconcile finding a rewritten and a missing entry, with AIGOV-018 alerts', async () => {
     db = await createTestDatabase();
     useDatabase(db.url);
-    vi.stubEnv('GOVTRAIL_DATA_DIR', mkdtempSync(path.join(tmpdir(), 'govtrail-demo-')));
+    // A data directory that does not exist yet: with DATABASE_URL set nothing else creates it.
+    vi.stubEnv('GOVTRAIL_DATA_DIR', path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-demo-')), 'fresh'));
     vi.stubEnv('LOG_LEVEL', 'silent');
     const { code, out } = await cli('demo', '--entries', '120');
     expect(code).toBe(0);
