@@ -62,6 +62,7 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/steps.ts',
         find: 'for (const e of entries) if (!unique.has(e.key.entryId)) unique.set(e.key.entryId, e);',
         replace:
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
           'for (const [i, e] of entries.entries()) unique.set(unique.has(e.key.entryId) ? `${e.key.entryId}#${i}` : e.key.entryId, e);',
       },
     ],
@@ -228,7 +229,9 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/reconcile.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         find: 'coalesce(e.created_at < ${oldestServedKey ?? null}::timestamptz, false)',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         replace: 'coalesce(e.created_at < ${oldestServedKey ?? null}::timestamptz or true, false)',
       },
     ],

@@ -240,6 +240,12 @@ describe('rule conditions', () => {
     expect(fires({ auditVerbosity: 'AUDIT_VERBOSITY_MINIMAL' })).toEqual([]);
   });
 
+  it('from: [null] on any field does not match a value of another type', () => {
+    const pack = packOf(rule('WAS-UNSET', 'condition: { field_changed: { from: [null] } }'));
+    const c = ctx({ prev: { requireToolApproval: true, allowedClientTypes: [P] }, next: {} }, pack);
+    expect(firingRuleIds(pack, c)).toEqual([]);
+  });
+
   it('compares lists as sets: order and repeats do not matter, and only lists match a list', () => {
     const pack = packOf(
       rule(
@@ -261,6 +267,9 @@ describe('rule conditions', () => {
     expect(fires({ discoveryInterval: '60.000s' }, { discoveryInterval: '120s' })).toEqual(['MINUTE']);
     expect(fires({ discoveryInterval: '61s' }, { discoveryInterval: '120s' })).toEqual([]);
     expect(fires({ requireToolApproval: true }, {})).toEqual([]);
+    const wasTrue = packOf(rule('WAS-TRUE', 'condition: { field_changed: { from: [true] } }'));
+    const c = ctx({ prev: { discoveryInterval: '60s' }, next: { discoveryInterval: '120s' } }, wasTrue);
+    expect(firingRuleIds(wasTrue, c)).toEqual([]);
   });
 });
 
@@ -362,20 +371,26 @@ describe('alert content', () => {
 
   it('titles an alert from the rule name when the rule has no title', () => {
     const pack = packOf(
-      rule('NAMED', 'condition: { change_kind_in: [CHANGE_KIND_PUT] }', 'code_mode--switched-on'),
+      rule('NAMED', 'condition: { change_kind_in: [CHANGE_KIND_PUT] }', 'code_mode--switched-on_'),
     );
     expect(evaluateRules(pack, ctx({}, pack))[0]?.title).toBe('Code mode switched on');
   });
 
   it('opens the summary of a finding with a sentence of its own for each kind', () => {
-    const pack = loadRulePack();
+    const pack = packOf(
+      rule(
+        'FOUND',
+        'condition: { source_discrepancy: { kinds: [changed_at_source, missing_at_source, expired_at_source, backdated] } }',
+      ),
+    );
     const base = ctx({}, pack);
-    const summaries = (['changed_at_source', 'missing_at_source', 'backdated'] as const).map(
+    const kinds = ['changed_at_source', 'missing_at_source', 'expired_at_source', 'backdated'] as const;
+    const summaries = kinds.map(
       (kind) => discrepancyAlerts(pack, { ...base, discrepancy: facts(kind) })[0]?.summary ?? '',
     );
     const plain =
       'PUT by API user 2vYJmQ0pXgV7Ik8iKc0uXhKxA9P at 2025-03-04T05:06:07.123456789Z, ticket SEC-1.';
-    expect(new Set(summaries).size).toBe(3);
+    expect(new Set(summaries).size).toBe(4);
     for (const s of summaries) {
       expect(s.endsWith(` ${plain}`)).toBe(true);
       expect(s.length).toBeGreaterThan(plain.length + 20);
@@ -463,6 +478,17 @@ describe('run-level alerts', () => {
       'The first run of tenant acme stored 4 history entries. Per-entry rules would have raised no alerts.',
     );
     expect(draft?.context.changedAt).toBeNull();
+    const onlyLast = backfillDigest(pack, {
+      tenantId: TENANT,
+      runId: 'r1',
+      entriesStored: 4,
+      lastEntry: { entryId: 'E4', createdAtText: '2025-02-01T00:00:00Z' },
+      perRuleCounts: { 'AIGOV-013': 0 },
+    });
+    expect(onlyLast?.summary).toBe(
+      'The first run of tenant acme stored 4 history entries. Per-entry rules would have raised no alerts.',
+    );
+    expect(onlyLast?.context.changedAt).toBe('2025-02-01T00:00:00Z');
     expect(draft?.context.details).toEqual({
       runId: 'r1',
       entriesStored: 4,

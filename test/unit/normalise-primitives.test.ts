@@ -95,8 +95,10 @@ describe('parseDuration', () => {
     expect(parseDuration('-0012.50s')).toEqual({ seconds: -12.5, interval: '-12.5 seconds' });
   });
 
-  it('refuses text after the s suffix', () => {
-    for (const text of ['5sx', '5s5', '1.5ss', '60s ago']) expect(parseDuration(text), text).toBeUndefined();
+  it('refuses text before or after the duration', () => {
+    for (const text of ['5sx', '5s5', '1.5ss', '60s ago', 'x5s', 'in 5s', '--5s', '+5s']) {
+      expect(parseDuration(text), text).toBeUndefined();
+    }
   });
 
   it('keeps a whole number of seconds exact, however large', () => {
