@@ -16,47 +16,13 @@ import { createSinks, createSplunkHecSink, DeliveryError } from '../../src/alert
 import type { AlertMessage, Sink } from '../../src/alerts/types.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
+import { sampleAlert } from '../helpers/alert-message.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 
 const TOKEN = '0c1f5a2e-6b7d-4e8f-9a0b-1c2d3e4f5a6b';
 const T0 = new Date('2025-03-04T00:00:00.123Z');
 
-const ALERT: AlertMessage = {
-  alertId: '7',
-  tenantId: 'acme',
-  entryId: '2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-  ruleId: 'AIGOV-002',
-  ruleVersion: 1,
-  severity: 'high',
-  title: 'Tool approval was turned off',
-  summary: 'requireToolApproval: true → false. PUT by API at 2025-03-04T00:00:00Z, no ticket.',
-  dedupeKey: 'AIGOV-002:acme:2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-  createdAt: T0.toISOString(),
-  context: {
-    tenantId: 'acme',
-    entryId: '2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-    changedAt: '2025-03-04T00:00:00Z',
-    changeKind: 'CHANGE_KIND_PUT',
-    actor: { kind: 'ACTOR_KIND_API', userId: '2vYJmQ0pXgV7Ik8iKc0uXhKxA9P' },
-    tickets: [{ value: 'SEC-9', url: 'https://jira.example/browse/SEC-9' }],
-    reasons: [],
-    changes: [
-      {
-        field: 'require_tool_approval',
-        label: 'requireToolApproval',
-        oldValue: true,
-        newValue: false,
-        direction: 'loosened',
-      },
-    ],
-    allChanges: [],
-    syslogEventId: null,
-    traceId: null,
-    runbook: 'Confirm with the actor, otherwise turn approval back on.',
-    ruleName: 'tool-approval-disabled',
-    details: {},
-  },
-};
+const ALERT = sampleAlert(T0);
 
 interface Received {
   readonly url: string;
