@@ -4,6 +4,7 @@
  * (deliveryStore on PostgreSQL). The sink's HTTP details are covered by alerts-sinks-http.test.ts.
  */
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverPending, deliveryIdFor } from '../../src/alerts/deliver.js';
 import { type Alerting, createAlerting } from '../../src/alerts/setup.js';
@@ -63,6 +64,12 @@ describe('webhook delivery after a sync', () => {
     for (const r of receiver.received) {
       const expected = `sha256=${createHmac('sha256', SECRET).update(r.body, 'utf8').digest('hex')}`;
       expect(r.headers['x-govtrail-signature']).toBe(expected);
+      // The Standard Webhooks headers verify with the scheme's own library (a non-whsec_ secret is raw).
+      const verified = new Webhook(SECRET, { format: 'raw' }).verify(
+        r.body,
+        r.headers as Record<string, string>,
+      );
+      expect(verified).toEqual(JSON.parse(r.body));
       const body = JSON.parse(r.body) as { type: string; alert: { id: string; dedupeKey: string } };
       expect(body.type).toBe('govtrail.alert');
       const row = s.alerts.find((a) => String(a.alert_id) === body.alert.id);
@@ -129,6 +136,8 @@ describe('webhook delivery after a sync', () => {
     expect(receiver.received).toHaveLength(8);
     const ids = receiver.received.map((r) => r.headers['x-govtrail-delivery'] as string);
     expect(new Set(ids).size).toBe(2);
+    // webhook-id is the receiver's idempotency key: the same on every retry of one delivery.
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual(ids);
 
     // Much later: nothing left to send.
     now = new Date(now.getTime() + 2 * 86_400_000);

@@ -7,8 +7,14 @@
  * - `X-Govtrail-Delivery: <id>` — the same on every retry of one alert to one sink; drop repeats by it
  *   (or by `alert.dedupeKey`): delivery is at least once
  * - `X-Govtrail-Attempt: <n>` — 1 for the first attempt
- * - `X-Govtrail-Signature: sha256=<hex>` — only with `GOVTRAIL_WEBHOOK_SECRET`: HMAC-SHA256 of the
- *   exact request body bytes with the secret as key; verify it over the raw body before parsing
+ * - with `GOVTRAIL_WEBHOOK_SECRET`, the Standard Webhooks signature (https://www.standardwebhooks.com):
+ *   `webhook-id` (the delivery id), `webhook-timestamp` (Unix seconds of this attempt) and
+ *   `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. A `whsec_<base64>`
+ *   secret is keyed by its decoded bytes, as the Standard Webhooks libraries do; any other secret by
+ *   its UTF-8 bytes (those libraries take it with `{ format: "raw" }`). Binding the id and the time
+ *   into the signature lets a receiver reject replays older than its tolerance.
+ * - `X-Govtrail-Signature: sha256=<hex>` — the previous scheme, HMAC-SHA256 of the body alone with the
+ *   secret string as key. Deprecated: it is still sent in this release and will be removed in the next
  *
  * Body ({@link WebhookPayload}), identical on every retry:
  * ```json
@@ -55,8 +61,10 @@ export interface WebhookSinkOptions {
   /** Sink name in alert_delivery and messages; `webhook` by default. */
   readonly name?: string | undefined;
   readonly url: string;
-  /** HMAC key for `X-Govtrail-Signature`; no signature without it. */
+  /** Signing secret (Standard Webhooks and `X-Govtrail-Signature`); no signature without it. */
   readonly secret?: string | undefined;
+  /** Clock for `webhook-timestamp`; injected by tests. */
+  readonly now?: (() => Date) | undefined;
   /**
    * `json` (default): {@link WebhookPayload}; `ocsf`: the alert's OCSF Detection Finding (class
    * 2004, docs/siem.md), for SIEM pipelines that take OCSF over HTTP. Headers are the same.
@@ -92,6 +100,31 @@ export function signBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
+/** The HMAC key of a Standard Webhooks secret: `whsec_<base64>` decoded, anything else as UTF-8. */
+export function standardWebhookKey(secret: string): Buffer {
+  return secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
+    : Buffer.from(secret, 'utf8');
+}
+
+/**
+ * The Standard Webhooks headers of one attempt: `webhook-signature` is `v1,` and the base64
+ * HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed by {@link standardWebhookKey}.
+ */
+export function standardWebhookHeaders(
+  secret: string,
+  id: string,
+  at: Date,
+  body: Buffer,
+): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  const mac = createHmac('sha256', standardWebhookKey(secret))
+    .update(`${id}.${timestamp}.`, 'utf8')
+    .update(body)
+    .digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${mac}` };
+}
+
 /** Creates the webhook sink. */
 export function createWebhookSink(o: WebhookSinkOptions): Sink {
   const name = o.name ?? 'webhook';
@@ -108,8 +141,13 @@ export function createWebhookSink(o: WebhookSinkOptions): Sink {
         'x-govtrail-delivery': delivery.deliveryId,
         'x-govtrail-attempt': String(delivery.attempt),
       };
-      if (o.secret !== undefined && o.secret !== '')
+      if (o.secret !== undefined && o.secret !== '') {
+        Object.assign(
+          headers,
+          standardWebhookHeaders(o.secret, delivery.deliveryId, (o.now ?? (() => new Date()))(), body),
+        );
         headers['x-govtrail-signature'] = signBody(o.secret, body);
+      }
       await postJson({
         sink: name,
         url: o.url,
