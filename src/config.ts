@@ -482,7 +482,7 @@ export interface SinkSettingsByType {
     readonly rejectUnauthorized: boolean;
     readonly timeoutMs: number | undefined;
   };
-  /** One mail per alert over SMTP (STARTTLS or implicit TLS). */
+  /** Mail over SMTP (STARTTLS or implicit TLS): one per alert, or a digest per delivery pass. */
   readonly email: {
     readonly host: string;
     readonly port: number;
@@ -495,6 +495,8 @@ export interface SinkSettingsByType {
     readonly ca: string | undefined;
     readonly rejectUnauthorized: boolean;
     readonly timeoutMs: number | undefined;
+    /** `alert`: one mail per alert; `digest`: one mail per delivery pass listing its alerts. */
+    readonly mode: 'alert' | 'digest';
   };
 }
 
@@ -848,10 +850,12 @@ const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
       ca: text.optional(),
       ca_file: text.optional(),
       reject_unauthorized: z.union([z.boolean(), z.string()]).optional(),
+      mode: text.optional(),
       ...httpKeys,
     },
     env: {
       host: 'GOVTRAIL_SMTP_HOST',
+      mode: 'GOVTRAIL_EMAIL_MODE',
       port: 'GOVTRAIL_SMTP_PORT',
       security: 'GOVTRAIL_SMTP_SECURITY',
       user: 'GOVTRAIL_SMTP_USER',
@@ -870,6 +874,13 @@ const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
         r.fail(
           'security',
           `must be starttls (port 587) or tls (port 465), got ${JSON.stringify(v.security)}`,
+        );
+      }
+      const mode = (v.mode ?? 'alert').trim().toLowerCase();
+      if (mode !== 'alert' && mode !== 'digest') {
+        r.fail(
+          'mode',
+          `must be alert (one mail per alert) or digest (one mail per delivery pass), got ${JSON.stringify(v.mode)}`,
         );
       }
       const port = v.port === undefined ? (security === 'tls' ? 465 : 587) : Number(v.port);
@@ -908,6 +919,7 @@ const SINK_SPECS: { readonly [T in SinkType]: SinkSpec<T> } = {
         ca: r.secret(v, 'ca'),
         rejectUnauthorized,
         timeoutMs: r.duration(v.timeout, 'timeout'),
+        mode: mode as 'alert' | 'digest',
       };
     },
   }),

@@ -124,8 +124,9 @@ export function deliveryIdFor(alert: Pick<AlertMessage, 'dedupeKey'>, sink: stri
  * should hear so now rather than in 24 hours. Any other failure is retried with backoff until 24
  * hours have passed since the first attempt, then the row is marked `failed`. Both are logged at
  * error level. A row naming a sink that is not configured is retried, so that re-adding the sink
- * within the day still delivers it. Errors from the store itself are rethrown once every sink has
- * finished.
+ * within the day still delivers it. A sink with `deliverBatch` (the email digest) gets its whole
+ * lane in one call, and the outcome is recorded on every row of it. Errors from the store itself
+ * are rethrown once every sink has finished.
  */
 export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary> {
   const now = o.now ?? (() => new Date());
@@ -140,76 +141,122 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
   }
   const sinks = new Map(o.sinks.map((s) => [s.name, s]));
 
-  const runLane = async (sinkName: string, rows: readonly DueDelivery[]): Promise<void> => {
+  /** Records the outcome of one attempt of one row: delivered, retry later, or failed. */
+  const record = async (
+    row: DueDelivery,
+    sinkName: string,
+    attempt: number,
+    startedAt: Date,
+    failure: GovtrailError | undefined,
+    permanent: boolean,
+  ): Promise<void> => {
     const tally = bySink[sinkName] as SinkTally;
+    const log = o.logger.child({
+      alertId: row.alert.alertId,
+      sink: sinkName,
+      attempt,
+      deliveryId: deliveryIdFor(row.alert, sinkName),
+    });
+    if (failure === undefined) {
+      await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
+      tally.delivered += 1;
+      log.debug('alert delivered');
+      return;
+    }
+    // Receivers may echo what they were sent; keys and secrets stay out of the table.
+    const error = scrubSecrets(`${failure.code}: ${failure.message}`);
+    if (permanent) {
+      await o.store.markFailed(
+        row.alert.alertId,
+        sinkName,
+        attempt,
+        `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
+      );
+      tally.failed += 1;
+      log.error(
+        { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+        'alert delivery failed permanently; not retrying',
+      );
+      return;
+    }
+    const decision = nextRetry({
+      attempts: attempt,
+      firstAttemptAt: row.firstAttemptAt ?? startedAt,
+      now: now(),
+      retryAfterMs: retryAfterOf(failure),
+      ...(o.random === undefined ? {} : { random: o.random }),
+    });
+    if (decision.giveUp) {
+      await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
+      tally.failed += 1;
+      log.error(
+        { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+        'alert delivery failed for 24 hours; giving up',
+      );
+    } else {
+      await o.store.markRetry(
+        row.alert.alertId,
+        sinkName,
+        attempt,
+        decision.nextAttemptAt,
+        error.slice(0, MAX_ERROR_TEXT),
+      );
+      tally.retried += 1;
+      log.warn(
+        { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },
+        'alert delivery failed; will retry',
+      );
+    }
+  };
+
+  /** Runs one send and classifies what it threw, if anything. */
+  const attemptSend = async (
+    send: () => Promise<void>,
+  ): Promise<{ failure: GovtrailError | undefined; permanent: boolean }> => {
+    try {
+      await send();
+      return { failure: undefined, permanent: false };
+    } catch (err) {
+      // Judged on what the sink threw: toGovtrailError would make an unclassified error look permanent.
+      return { failure: toGovtrailError(err, 'DELIVERY_FAILED'), permanent: isPermanentFailure(err) };
+    }
+  };
+
+  const runLane = async (sinkName: string, rows: readonly DueDelivery[]): Promise<void> => {
     const sink = sinks.get(sinkName);
+    if (sink?.deliverBatch !== undefined) {
+      // A digest sink: the whole lane is one message, and its outcome is every row's outcome.
+      if (o.signal?.aborted === true) return;
+      const startedAt = now();
+      const items = rows.map((row) => ({
+        alert: row.alert,
+        delivery: { deliveryId: deliveryIdFor(row.alert, sinkName), attempt: row.attempts + 1 },
+      }));
+      const { failure, permanent } = await attemptSend(() =>
+        (sink.deliverBatch as NonNullable<Sink['deliverBatch']>)(items),
+      );
+      for (const [i, row] of rows.entries()) {
+        await record(
+          row,
+          sinkName,
+          (items[i] as (typeof items)[number]).delivery.attempt,
+          startedAt,
+          failure,
+          permanent,
+        );
+      }
+      return;
+    }
     for (const row of rows) {
       if (o.signal?.aborted === true) return;
       const attempt = row.attempts + 1;
       const startedAt = now();
-      const firstAttemptAt = row.firstAttemptAt ?? startedAt;
       const deliveryId = deliveryIdFor(row.alert, sinkName);
-      const log = o.logger.child({ alertId: row.alert.alertId, sink: sinkName, attempt, deliveryId });
-      let failure: GovtrailError | undefined;
-      // Judged on what the sink threw: toGovtrailError would make an unclassified error look permanent.
-      let permanent = false;
-      try {
+      const { failure, permanent } = await attemptSend(async () => {
         if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
         await sink.deliver(row.alert, { deliveryId, attempt });
-      } catch (err) {
-        failure = toGovtrailError(err, 'DELIVERY_FAILED');
-        permanent = isPermanentFailure(err);
-      }
-      if (failure === undefined) {
-        await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
-        tally.delivered += 1;
-        log.debug('alert delivered');
-        continue;
-      }
-      // Receivers may echo what they were sent; keys and secrets stay out of the table.
-      const error = scrubSecrets(`${failure.code}: ${failure.message}`);
-      if (permanent) {
-        await o.store.markFailed(
-          row.alert.alertId,
-          sinkName,
-          attempt,
-          `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
-        );
-        tally.failed += 1;
-        log.error(
-          { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
-          'alert delivery failed permanently; not retrying',
-        );
-        continue;
-      }
-      const decision = nextRetry({
-        attempts: attempt,
-        firstAttemptAt,
-        now: now(),
-        retryAfterMs: retryAfterOf(failure),
-        ...(o.random === undefined ? {} : { random: o.random }),
       });
-      if (decision.giveUp) {
-        await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
-        tally.failed += 1;
-        log.error(
-          { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
-          'alert delivery failed for 24 hours; giving up',
-        );
-      } else {
-        await o.store.markRetry(
-          row.alert.alertId,
-          sinkName,
-          attempt,
-          decision.nextAttemptAt,
-          error.slice(0, MAX_ERROR_TEXT),
-        );
-        tally.retried += 1;
-        log.warn(
-          { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },
-          'alert delivery failed; will retry',
-        );
-      }
+      await record(row, sinkName, attempt, startedAt, failure, permanent);
     }
   };
 

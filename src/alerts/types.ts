@@ -89,6 +89,12 @@ export interface DeliveryAttempt {
   readonly attempt: number;
 }
 
+/** One alert of a batch delivery, with its own (alert, sink) delivery id and attempt. */
+export interface BatchItem {
+  readonly alert: AlertMessage;
+  readonly delivery: DeliveryAttempt;
+}
+
 /**
  * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/index.ts).
  * `deliver` resolves when the receiver accepted the alert, which for most destinations means
@@ -105,6 +111,12 @@ export interface Sink {
    *   `failed` at once with the message as the reason. Any other error is retried.
    */
   deliver(alert: AlertMessage, delivery: DeliveryAttempt): Promise<void>;
+  /**
+   * Delivers every alert due for this sink in one delivery pass as one message (the email
+   * digest). When present, the delivery loop calls it instead of {@link deliver}, once per pass;
+   * the outcome, and a thrown DeliveryError's classification, applies to every alert in it.
+   */
+  deliverBatch?(items: readonly BatchItem[]): Promise<void>;
   /** Releases connections or pools the sink holds (SMTP, syslog over TCP); called at shutdown. */
   close?(): Promise<void>;
 }

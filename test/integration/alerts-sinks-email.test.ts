@@ -198,6 +198,50 @@ describe.skipIf(!hasOpenssl)(
       expect(html).toContain('<a href="https://jira.example/browse/SEC-9">Ticket SEC-9</a>');
     });
 
+    it('digest mode: one delivery pass of three alerts is one mail listing them, most severe first', async () => {
+      const server = await smtp();
+      const s = sink(server.port, server.ca, { mode: 'digest' });
+      const alerts = [
+        {
+          ...ALERT,
+          alertId: '1',
+          severity: 'low' as const,
+          dedupeKey: 'AIGOV-010:acme:E1',
+          title: 'Verbosity lowered',
+        },
+        { ...HOSTILE, alertId: '2', dedupeKey: 'AIGOV-002:acme:E2' },
+        {
+          ...ALERT,
+          alertId: '3',
+          severity: 'critical' as const,
+          dedupeKey: 'AIGOV-001:acme:E3',
+          title: 'Governance disabled',
+        },
+      ];
+      await s.deliverBatch?.(
+        alerts.map((alert, i) => ({ alert, delivery: { deliveryId: `${i}`.repeat(32), attempt: 1 } })),
+      );
+      expect(server.received).toHaveLength(1);
+      const mail = await simpleParser((server.received[0] as Received).raw);
+      expect(mail.subject).toBe('[govtrail] 3 alerts: 1 CRITICAL, 1 HIGH, 1 LOW (tenant acme)');
+      expect(mail.headers.get('x-govtrail-digest-count')).toBe('3');
+      expect(mail.headers.get('x-govtrail-dedupe-keys')).toBe(
+        'AIGOV-001:acme:E3, AIGOV-002:acme:E2, AIGOV-010:acme:E1',
+      );
+      expect(mail.messageId).toMatch(/^<govtrail\.digest\.[0-9a-f]{32}@govtrail\.example>$/);
+      const text = String(mail.text);
+      expect(text.indexOf('Governance disabled')).toBeLessThan(text.indexOf('Tool approval <b>was</b>'));
+      expect(text.indexOf('Tool approval <b>was</b>')).toBeLessThan(text.indexOf('Verbosity lowered'));
+      const html = String(mail.html);
+      expect(html).not.toContain('<script>');
+      expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
+      // A lone alert (govtrail alerts test) in digest mode is a digest of one.
+      await s.deliver(ALERT, { deliveryId: 'e'.repeat(32), attempt: 1 });
+      expect((await simpleParser((server.received[1] as Received).raw)).subject).toBe(
+        '[govtrail] 1 alert: 1 HIGH (tenant acme)',
+      );
+    });
+
     it('the same delivery id gives the same Message-ID on a retry', async () => {
       const server = await smtp();
       const s = sink(server.port, server.ca);

@@ -11,7 +11,7 @@ import {
   RETRY_MAX_DELAY_MS,
 } from '../../src/alerts/deliver.js';
 import { retryableFailure } from '../../src/alerts/sinks/failure.js';
-import type { AlertMessage, DeliveryAttempt, Sink } from '../../src/alerts/types.js';
+import type { AlertMessage, BatchItem, DeliveryAttempt, Sink } from '../../src/alerts/types.js';
 import { GovtrailError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 
@@ -131,6 +131,23 @@ function scriptedSink(name: string, outcome: (n: number) => Error | undefined = 
     },
   };
   return { sink, calls };
+}
+
+/** A digest sink: records each batch it gets and answers from a script (default: succeed). */
+function batchSink(name: string, outcome: (n: number) => Error | undefined = () => undefined) {
+  const batches: BatchItem[][] = [];
+  const sink: Sink = {
+    name,
+    async deliver() {
+      throw new Error('a digest sink is called per batch');
+    },
+    async deliverBatch(items) {
+      batches.push([...items]);
+      const err = outcome(batches.length);
+      if (err !== undefined) throw err;
+    },
+  };
+  return { sink, batches };
 }
 
 function capturingLogger() {
@@ -453,5 +470,73 @@ describe('deliverPending', () => {
     expect(hook.calls.map((c) => c.delivery.attempt)).toEqual([1, 2, 3]);
     expect(new Set(hook.calls.map((c) => c.delivery.deliveryId)).size).toBe(1);
     expect(store.rows[0]).toMatchObject({ status: 'delivered', attempts: 3 });
+  });
+
+  describe('a digest sink (deliverBatch)', () => {
+    it('gets all of its due rows in one call, each with its own delivery id, and all are recorded delivered', async () => {
+      const clock = () => T0;
+      const store = new MemoryStore(clock);
+      for (const id of ['1', '2', '3']) store.add(alert(id), 'email');
+      store.add(alert('1'), 'webhook');
+      const email = batchSink('email');
+      const hook = scriptedSink('webhook');
+      const result = await deliverPending({
+        store,
+        sinks: [email.sink, hook.sink],
+        logger: silentLogger,
+        now: clock,
+      });
+      expect(email.batches).toHaveLength(1);
+      expect(email.batches[0]?.map((i) => [i.alert.alertId, i.delivery])).toEqual(
+        ['1', '2', '3'].map((id) => [id, { deliveryId: deliveryIdFor(alert(id), 'email'), attempt: 1 }]),
+      );
+      expect(result.bySink['email']).toEqual({ delivered: 3, retried: 0, failed: 0 });
+      expect(hook.calls).toHaveLength(1);
+      expect(store.rows.every((r) => r.status === 'delivered' && r.attempts === 1)).toBe(true);
+    });
+
+    it('a retryable failure schedules every row of the batch; the next pass resends them together', async () => {
+      let now = T0;
+      const store = new MemoryStore(() => now);
+      store.add(alert('1'), 'email');
+      store.add(alert('2'), 'email');
+      const email = batchSink('email', (n) => (n === 1 ? retryableFailure('email', 'SMTP 451') : undefined));
+      const pass = () =>
+        deliverPending({ store, sinks: [email.sink], logger: silentLogger, now: () => now, random: () => 1 });
+      expect((await pass()).bySink['email']).toEqual({ delivered: 0, retried: 2, failed: 0 });
+      expect(store.rows.map((r) => [r.status, r.attempts, r.lastError])).toEqual([
+        ['pending', 1, 'DELIVERY_FAILED: email: SMTP 451'],
+        ['pending', 1, 'DELIVERY_FAILED: email: SMTP 451'],
+      ]);
+      now = at(30_000);
+      expect((await pass()).bySink['email']).toEqual({ delivered: 2, retried: 0, failed: 0 });
+      expect(email.batches.map((b) => b.map((i) => i.delivery.attempt))).toEqual([
+        [1, 1],
+        [2, 2],
+      ]);
+    });
+
+    it('a permanent failure fails every row of the batch at once', async () => {
+      const store = new MemoryStore(() => T0);
+      store.add(alert('1'), 'email');
+      store.add(alert('2'), 'email');
+      const email = batchSink(
+        'email',
+        () => new GovtrailError('DELIVERY_FAILED', 'SMTP 535', { retryable: false }),
+      );
+      expect(
+        (await deliverPending({ store, sinks: [email.sink], logger: silentLogger, now: () => T0 })).bySink[
+          'email'
+        ],
+      ).toEqual({
+        delivered: 0,
+        retried: 0,
+        failed: 2,
+      });
+      expect(store.rows.map((r) => r.lastError)).toEqual([
+        'permanent: DELIVERY_FAILED: SMTP 535',
+        'permanent: DELIVERY_FAILED: SMTP 535',
+      ]);
+    });
   });
 });

@@ -94,6 +94,12 @@ describe('email sink configuration', () => {
       port: 587,
       to: ['a@example.com', 'b@example.com'],
       rejectUnauthorized: true,
+      mode: 'alert',
+    });
+    expect(
+      email({ ...base, GOVTRAIL_EMAIL_TO: 'a@example.com', GOVTRAIL_EMAIL_MODE: 'Digest' }),
+    ).toMatchObject({
+      mode: 'digest',
     });
     expect(
       email({ ...base, GOVTRAIL_EMAIL_TO: 'a@example.com', GOVTRAIL_SMTP_SECURITY: 'tls' }),
@@ -115,6 +121,11 @@ describe('email sink configuration', () => {
       { ...base, GOVTRAIL_EMAIL_TO: 'a@example.com', GOVTRAIL_SMTP_USER: 'u' },
       'GOVTRAIL_SMTP_PASSWORD',
       /both user and password/,
+    ],
+    [
+      { ...base, GOVTRAIL_EMAIL_TO: 'a@example.com', GOVTRAIL_EMAIL_MODE: 'hourly' },
+      'GOVTRAIL_EMAIL_MODE',
+      /alert .* or digest/,
     ],
     [
       { GOVTRAIL_SMTP_HOST: 'smtp.example.com', GOVTRAIL_EMAIL_TO: 'a@example.com' },

@@ -13,11 +13,14 @@
  * 550 mailbox unavailable, …), all recipients refused, a certificate not trusted and a bad
  * configuration are permanent. Wire facts: alert-destinations.md, "Email (SMTP)".
  *
- * Not built: the digest mode (one mail per delivery pass); each alert is its own mail.
+ * `mode: digest` sends one mail per delivery pass instead, listing every alert due for the sink,
+ * most severe first (see {@link digestMail}). The pass's outcome is every listed alert's outcome: a
+ * retry resends the digest with whatever alerts are due then.
  */
+import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { alertLinks, formatValue, shortEnum } from '../format.js';
-import type { AlertMessage, Sink } from '../types.js';
+import { type AlertMessage, type BatchItem, SEVERITIES, type Severity, type Sink } from '../types.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
 import { clipAlert } from './ocsf.js';
@@ -38,7 +41,14 @@ export interface EmailSinkOptions {
   readonly rejectUnauthorized?: boolean | undefined;
   readonly runbookUrl?: string | undefined;
   readonly timeoutMs?: number | undefined;
+  /** `alert` (default): one mail per alert; `digest`: one mail per delivery pass. */
+  readonly mode?: 'alert' | 'digest' | undefined;
 }
+
+/** A digest lists at most this many alerts in full; the rest by one line each. */
+export const DIGEST_FULL_ALERTS = 50;
+/** Dedupe keys named in the `X-Govtrail-Dedupe-Keys` header of a digest; the rest are in the body. */
+const DIGEST_HEADER_KEYS = 20;
 
 /** A mail as the sink sends it (exported for tests and the README). */
 export interface AlertMail {
@@ -140,6 +150,92 @@ export function alertMail(
   };
 }
 
+/** Most severe first. */
+const SEVERITY_ORDER: readonly Severity[] = [...SEVERITIES].reverse();
+
+/**
+ * The digest mail of one delivery pass: the alerts most severe first (then oldest first), the
+ * first {@link DIGEST_FULL_ALERTS} with their summary, changes and links, any further ones as one
+ * line. The Message-ID derives from the set of delivery ids, so resending the same digest gives
+ * the same id.
+ */
+export function digestMail(
+  items: readonly BatchItem[],
+  o: { readonly from: string; readonly runbookUrl?: string | undefined },
+): AlertMail {
+  const rank = (s: Severity) => SEVERITY_ORDER.indexOf(s);
+  const sorted = [...items].sort(
+    (a, b) =>
+      rank(a.alert.severity) - rank(b.alert.severity) ||
+      a.alert.createdAt.localeCompare(b.alert.createdAt) ||
+      a.alert.alertId.localeCompare(b.alert.alertId, 'en', { numeric: true }),
+  );
+  const counts = SEVERITY_ORDER.map((s) => [s, sorted.filter((i) => i.alert.severity === s).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${s.toUpperCase()}`);
+  const tenants = [...new Set(sorted.map((i) => i.alert.tenantId))];
+  const n = sorted.length;
+  const subject = oneLine(
+    `[govtrail] ${n} alert${n === 1 ? '' : 's'}: ${counts.join(', ')} (${
+      tenants.length === 1 ? `tenant ${tenants[0]}` : `${tenants.length} tenants`
+    })`,
+  ).slice(0, 250);
+  const full = sorted.slice(0, DIGEST_FULL_ALERTS).map((i) => ({
+    item: i,
+    mail: alertMail(i.alert, { deliveryId: i.delivery.deliveryId, from: o.from, runbookUrl: o.runbookUrl }),
+  }));
+  const rest = sorted.slice(DIGEST_FULL_ALERTS);
+  const headline = (a: AlertMessage) =>
+    `${a.severity.toUpperCase()} ${a.ruleId}: ${a.title} (tenant ${a.tenantId}, entry ${a.entryId ?? '-'})`;
+
+  const text = [
+    `${n} alert${n === 1 ? '' : 's'} from govtrail: ${counts.join(', ')}.`,
+    '',
+    ...full.flatMap(({ mail }, k) => [`${'='.repeat(8)} ${k + 1} of ${n}`, mail.text]),
+    ...(rest.length > 0
+      ? [
+          `${'='.repeat(8)} ${rest.length} more`,
+          ...rest.map((i) => `- ${headline(i.alert)} · dedupe ${i.alert.dedupeKey}`),
+          '',
+        ]
+      : []),
+  ].join('\n');
+
+  const e = escapeHtml;
+  const bodyOf = (html: string) => html.replace(/^[\s\S]*?<body[^>]*>/, '').replace(/<\/body>[\s\S]*$/, '');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<h1>${e(`${n} alert${n === 1 ? '' : 's'}: ${counts.join(', ')}`)}</h1>`,
+    ...full.map(({ mail }) => `<section>${bodyOf(mail.html)}</section><hr>`),
+    ...(rest.length > 0
+      ? [
+          `<h3>${rest.length} more</h3><ul>`,
+          ...rest.map((i) => `<li>${e(headline(i.alert))} · dedupe ${e(i.alert.dedupeKey)}</li>`),
+          '</ul>',
+        ]
+      : []),
+    '</body></html>',
+  ].join('\n');
+
+  const ids = sorted.map((i) => i.delivery.deliveryId).sort();
+  const digestId = createHash('sha256').update(ids.join('\n')).digest('hex').slice(0, 32);
+  const keys = sorted.map((i) => oneLine(i.alert.dedupeKey));
+  return {
+    subject,
+    text,
+    html,
+    messageId: `<govtrail.digest.${digestId}@${domainOf(o.from)}>`,
+    headers: {
+      'X-Govtrail-Digest-Count': String(n),
+      'X-Govtrail-Dedupe-Keys':
+        keys.slice(0, DIGEST_HEADER_KEYS).join(', ') +
+        (keys.length > DIGEST_HEADER_KEYS
+          ? `, … (${keys.length - DIGEST_HEADER_KEYS} more in the body)`
+          : ''),
+    },
+  };
+}
+
 /** Errors of nodemailer that repeating cannot fix. */
 const PERMANENT_CODES = new Set(['EAUTH', 'EENVELOPE', 'ETLS', 'ECONFIG', 'EMESSAGE']);
 const CERT_CODES = new Set([
@@ -186,40 +282,45 @@ export function createEmailSink(o: EmailSinkOptions): Sink {
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs * 3,
   });
+  const send = async (mail: AlertMail): Promise<void> => {
+    let info: { accepted?: unknown[]; rejected?: unknown[] };
+    try {
+      info = await transport.sendMail({
+        from: o.from,
+        to: [...o.to],
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: mail.messageId,
+        headers: mail.headers,
+      });
+    } catch (err) {
+      const e = err as { message?: unknown; responseCode?: unknown };
+      const reason = `SMTP ${o.host}:${o.port}: ${typeof e.message === 'string' ? e.message : String(err)}`;
+      if (isPermanentSmtpError(err)) {
+        throw permanentFailure(name, reason, {
+          cause: err,
+          ...(typeof e.responseCode === 'number' ? { status: e.responseCode } : {}),
+        });
+      }
+      throw retryableFailure(name, reason, { cause: err });
+    }
+    if ((info.accepted ?? []).length === 0) {
+      throw permanentFailure(name, `SMTP ${o.host}:${o.port}: every recipient was refused`);
+    }
+  };
+  const digest = (items: readonly BatchItem[]) =>
+    send(digestMail(items, { from: o.from, runbookUrl: o.runbookUrl }));
   return {
     name,
     async deliver(alert, delivery) {
-      const mail = alertMail(alert, {
-        deliveryId: delivery.deliveryId,
-        from: o.from,
-        runbookUrl: o.runbookUrl,
-      });
-      let info: { accepted?: unknown[]; rejected?: unknown[] };
-      try {
-        info = await transport.sendMail({
-          from: o.from,
-          to: [...o.to],
-          subject: mail.subject,
-          text: mail.text,
-          html: mail.html,
-          messageId: mail.messageId,
-          headers: mail.headers,
-        });
-      } catch (err) {
-        const e = err as { message?: unknown; responseCode?: unknown };
-        const reason = `SMTP ${o.host}:${o.port}: ${typeof e.message === 'string' ? e.message : String(err)}`;
-        if (isPermanentSmtpError(err)) {
-          throw permanentFailure(name, reason, {
-            cause: err,
-            ...(typeof e.responseCode === 'number' ? { status: e.responseCode } : {}),
-          });
-        }
-        throw retryableFailure(name, reason, { cause: err });
-      }
-      if ((info.accepted ?? []).length === 0) {
-        throw permanentFailure(name, `SMTP ${o.host}:${o.port}: every recipient was refused`);
-      }
+      // In digest mode a lone alert (`govtrail alerts test`) is a digest of one.
+      if (o.mode === 'digest') return digest([{ alert, delivery }]);
+      await send(
+        alertMail(alert, { deliveryId: delivery.deliveryId, from: o.from, runbookUrl: o.runbookUrl }),
+      );
     },
+    ...(o.mode === 'digest' ? { deliverBatch: digest } : {}),
     async close() {
       transport.close();
     },

@@ -22,6 +22,8 @@ export {
   type AlertMail,
   alertMail,
   createEmailSink,
+  DIGEST_FULL_ALERTS,
+  digestMail,
   type EmailSinkOptions,
   escapeHtml,
   isPermanentSmtpError,
@@ -177,6 +179,7 @@ export const SINK_FACTORIES: { readonly [T in SinkType]: SinkFactory<T> } = {
       rejectUnauthorized: c.rejectUnauthorized,
       runbookUrl: d.runbookUrl,
       timeoutMs: c.timeoutMs,
+      mode: c.mode,
     }),
 };
 
