@@ -237,6 +237,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: [RECONCILE],
   },
+  {
+    name: 'delivery-id-per-process',
+    breaks:
+      'alerts.md, at least once: a delivery repeated after the sender was killed between send and record carries a new id, so the receiver cannot drop it',
+    patches: [
+      {
+        file: 'src/alerts/deliver.ts',
+        find: 'update(`${alert.dedupeKey}\\u0000${sink}`)',
+        replace: 'update(`${alert.dedupeKey}\\u0000${sink}${process.pid}`)',
+      },
+    ],
+    tests: ['test/integration/alerts-kill-delivery.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
