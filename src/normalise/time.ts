@@ -12,37 +12,43 @@ export interface ParsedTime {
   readonly date: Date;
 }
 
+/**
+ * Milliseconds since the epoch of a UTC wall-clock time, or undefined when a field is out of range
+ * (month 13, 30 February, hour 24, minute 60): Date.UTC would roll those over into a valid instant
+ * whose key no longer equals the text. Years 0000–0099 stay themselves (Date.UTC reads them as
+ * 1900–1999).
+ */
+function utcMillis(y: number, mo: number, d: number, h: number, mi: number, s: number): number | undefined {
+  if (h > 23 || mi > 59 || s > 59) return undefined;
+  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
+  date.setUTCFullYear(y, mo - 1, d);
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d)
+    return undefined;
+  return date.getTime();
+}
+
 /** Parses an RFC 3339 timestamp; undefined when it is not one. */
 export function parseTimestamp(text: unknown): ParsedTime | undefined {
   if (typeof text !== 'string') return undefined;
   const m = RFC3339.exec(text.trim());
   if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
-  if ((zone === 'Z' || zone === 'z') && y !== undefined && y >= '1970') {
-    // The common case (UTC, as protojson writes it): the key is the text itself, padded.
-    const whole = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-    const date = new Date(whole);
-    if (date.getUTCDate() !== Number(d) || date.getUTCMonth() !== Number(mo) - 1 || Number(s) > 59)
-      return undefined;
-    const nanos = frac.padEnd(9, '0');
-    if (nanos !== '000000000') date.setTime(whole + Number(nanos.slice(0, 3)));
-    return { key: `${y}-${mo}-${d}T${h}:${mi}:${s}.${nanos}Z`, date };
-  }
-  let offsetMinutes = 0;
-  if (zone !== 'Z' && zone !== 'z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    offsetMinutes = sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
-  }
-  const ms =
-    Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) - offsetMinutes * 60_000;
-  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
-  // Reject impossible dates (2025-02-30) that Date.UTC would silently roll over.
-  if (check.getUTCDate() !== Number(d) || check.getUTCMonth() !== Number(mo) - 1 || Number(s) > 59)
-    return undefined;
-  if (!Number.isFinite(ms)) return undefined;
+  const [, y = '', mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
+  const wall = utcMillis(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s));
+  if (wall === undefined) return undefined;
   const nanos = frac.padEnd(9, '0');
-  const whole = new Date(ms).toISOString().slice(0, 19);
-  return { key: `${whole}.${nanos}Z`, date: new Date(ms + Number(nanos.slice(0, 3))) };
+  const millis = Number(nanos.slice(0, 3));
+  if (zone === 'Z' || zone === 'z') {
+    // The common case (UTC, as protojson writes it): the key is the text itself, padded.
+    return { key: `${y}-${mo}-${d}T${h}:${mi}:${s}.${nanos}Z`, date: new Date(wall + millis) };
+  }
+  const offsetHours = Number(zone.slice(1, 3));
+  const offsetMins = Number(zone.slice(4, 6));
+  if (offsetHours > 23 || offsetMins > 59) return undefined;
+  const ms = wall - (zone.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMins) * 60_000;
+  const instant = new Date(ms);
+  // An offset can carry 0000-01-01 into year −1 or 9999-12-31 into 10000: no RFC 3339 key for those.
+  if (instant.getUTCFullYear() < 0 || instant.getUTCFullYear() > 9999) return undefined;
+  return { key: `${instant.toISOString().slice(0, 19)}.${nanos}Z`, date: new Date(ms + millis) };
 }
 
 /** The key of a Date (millisecond precision, padded to nine digits). */

@@ -64,12 +64,32 @@ describe('parseTimestamp', () => {
         expect(parseTimestamp(`${base}-01-01T25:00:00${zone}`), `hour 25 ${base} ${zone}`).toBeUndefined();
         expect(parseTimestamp(`${base}-13-01T00:00:00${zone}`), `month 13 ${base} ${zone}`).toBeUndefined();
         expect(parseTimestamp(`${base}-01-01T00:00:60${zone}`), `second 60 ${base} ${zone}`).toBeUndefined();
+        // Minutes 60–99 and hour 24 would roll into the next hour / day with the same date.
+        expect(parseTimestamp(`${base}-01-01T10:60:00${zone}`), `minute 60 ${base} ${zone}`).toBeUndefined();
+        expect(parseTimestamp(`${base}-01-01T10:99:00${zone}`), `minute 99 ${base} ${zone}`).toBeUndefined();
+        expect(parseTimestamp(`${base}-01-01T24:00:00${zone}`), `hour 24 ${base} ${zone}`).toBeUndefined();
         expect(
           parseTimestamp(`${base}-02-30T00:00:00${zone}`),
           `30 February ${base} ${zone}`,
         ).toBeUndefined();
       }
     }
+  });
+
+  it('refuses an offset beyond ±23:59', () => {
+    expect(parseTimestamp('2025-01-01T00:00:00+24:00')).toBeUndefined();
+    expect(parseTimestamp('2025-01-01T00:00:00-05:60')).toBeUndefined();
+    expect(parseTimestamp('2025-01-01T00:00:00+23:59')?.key).toBe('2024-12-31T00:01:00.000000000Z');
+  });
+
+  it('keeps years 0000–0099 as themselves, and refuses an offset that leaves years 0000–9999', () => {
+    expect(parseTimestamp('0050-06-01T12:00:00.5Z')).toEqual({
+      key: '0050-06-01T12:00:00.500000000Z',
+      date: new Date('0050-06-01T12:00:00.500Z'),
+    });
+    expect(parseTimestamp('0001-01-01T00:30:00+01:00')?.key).toBe('0000-12-31T23:30:00.000000000Z');
+    expect(parseTimestamp('0000-01-01T00:30:00+01:00')).toBeUndefined();
+    expect(parseTimestamp('9999-12-31T23:30:00-01:00')).toBeUndefined();
   });
 
   it('refuses what is not a string', () => {
