@@ -1,34 +1,11 @@
-/**
- * `npx tsx scripts/receivers.ts [--config FILE] [--seconds N]`: local stand-ins for the five alert
- * destinations govtrail reaches beyond log, webhook, Slack and NOTIFY, so that routing and delivery
- * can be tried end to end on one machine without vendor accounts:
- *
- * - PagerDuty Events API v2 (`POST /v2/enqueue`, 202), Microsoft Teams Workflows (`POST /teams`, 202)
- *   and Splunk HEC (`POST /services/collector/event`, 200 `{"text":"Success","code":0}`) on one HTTP
- *   server, each checking the documented request shape;
- * - syslog over TCP with octet counting (RFC 6587), each message parsed as RFC 5424;
- * - SMTP with STARTTLS and AUTH (smtp-server, a certificate made with the openssl CLI), each mail
- *   parsed with mailparser.
- *
- * It writes a govtrail config file (default `./govtrail.receivers.yaml`) whose `sinks:` point at
- * them, with a route each, and prints one line per message received. Run govtrail beside it:
- *
- *   GOVTRAIL_CONFIG=govtrail.receivers.yaml npx govtrail alerts test
- *   GOVTRAIL_CONFIG=govtrail.receivers.yaml npx govtrail demo
- *
- * Ctrl-C (or `--seconds`) stops it and prints how many messages each destination got. The OCSF
- * events (HEC, syslog) are validated against the OCSF 1.8.0 export in test/fixtures/ocsf.
- * A development tool: it needs the dev dependencies (smtp-server, mailparser) and openssl.
- */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { stringify } from 'yaml';
+import { makeCertificates } from '../test/helpers/certificates.js';
 import { validateOcsfEvent } from '../test/helpers/ocsf.js';
 
 const ROUTING_KEY = 'R0UT1NGKEY0F32CHARACTERSxxxxxxxx';
@@ -172,52 +149,6 @@ async function syslogReceiver(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** A CA and a localhost certificate it signs, made with the openssl CLI. */
-function certificates(dir: string): { ca: string; key: string; cert: string } {
-  const run = (args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run([
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=receivers CA',
-  ]);
-  run(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
-  writeFileSync(
-    path.join(dir, 'ext.cnf'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
-  );
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-  ]);
-  const read = (f: string) => readFileSync(path.join(dir, f), 'utf8');
-  return { ca: read('ca.pem'), key: read('server.key'), cert: read('server.pem') };
-}
-
 async function smtpReceiver(certs: { key: string; cert: string }): Promise<number> {
   const server = new SMTPServer({
     secure: false,
@@ -252,9 +183,8 @@ async function smtpReceiver(certs: { key: string; cert: string }): Promise<numbe
 async function main(): Promise<void> {
   const configFile = path.resolve(arg('--config') ?? 'govtrail.receivers.yaml');
   const seconds = arg('--seconds') === undefined ? undefined : Number(arg('--seconds'));
-  const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-receivers-'));
-  const certs = certificates(dir);
-  const caFile = path.join(dir, 'ca.pem');
+  const certs = makeCertificates('govtrail receivers CA');
+  const caFile = certs.caFile;
   const [http, syslog, smtp] = await Promise.all([httpReceivers(), syslogReceiver(), smtpReceiver(certs)]);
   const base = `http://127.0.0.1:${http}`;
   const config = {

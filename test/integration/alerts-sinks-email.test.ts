@@ -1,11 +1,4 @@
-/**
- * The email sink over real SMTP: smtp-server (nodemailer's authors) on a free port with STARTTLS
- * and a certificate made here with the `openssl` CLI (its bundled one is expired), AUTH required;
- * what arrives is parsed back with mailparser. 4xx answers are retried, 5xx (535 authentication
- * failed, 550) are permanent.
- */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +10,7 @@ import type { AlertMessage, Sink } from '../../src/alerts/types.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
+import { hasOpenssl, makeCertificates } from '../helpers/certificates.js';
 
 const USER = 'govtrail';
 const PASSWORD = 'smtp-pa55word';
@@ -24,65 +18,10 @@ const T0 = new Date('2025-03-04T00:00:00.123Z');
 
 const ALERT = sampleAlert(T0);
 
-const hasOpenssl = (() => {
-  try {
-    return spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
-  } catch {
-    return false;
-  }
-})();
-
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** A CA and a certificate for localhost signed by it, made with the openssl CLI. */
-function certificates() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-smtp-'));
-  const run = (args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run([
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=govtrail test CA',
-  ]);
-  run(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
-  writeFileSync(
-    path.join(dir, 'ext.cnf'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
-  );
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-  ]);
-  const read = (f: string) => readFileSync(path.join(dir, f), 'utf8');
-  return { ca: read('ca.pem'), cert: read('server.pem'), key: read('server.key'), dir };
-}
 
 interface Received {
   readonly raw: Buffer;
@@ -93,7 +32,7 @@ interface Received {
 
 /** An SMTP server on 127.0.0.1: STARTTLS offered, AUTH required; `answer(n)` can fail the n-th DATA. */
 async function smtp(o: { answer?: (n: number) => { code: number; message: string } | undefined } = {}) {
-  const certs = certificates();
+  const certs = makeCertificates();
   const received: Received[] = [];
   let n = 0;
   const server = new SMTPServer({
@@ -282,7 +221,7 @@ describe.skipIf(!hasOpenssl)(
 
     it('a certificate the CA did not sign is permanent; a closed port is retryable', async () => {
       const server = await smtp();
-      const other = certificates();
+      const other = makeCertificates('another CA');
       const untrusted = await failureOf(sink(server.port, other.ca));
       expect(untrusted.retryable).toBe(false);
       const closed = await smtp();

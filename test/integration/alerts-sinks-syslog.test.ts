@@ -19,6 +19,7 @@ import type { AlertMessage, Sink } from '../../src/alerts/types.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
+import { hasOpenssl, makeCertificates } from '../helpers/certificates.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 
 const T0 = new Date('2025-03-04T00:00:00.123Z');
@@ -34,7 +35,6 @@ const commandWorks = (cmd: string, args: readonly string[]) => {
     return false;
   }
 };
-const hasOpenssl = commandWorks('openssl', ['version']);
 const hasRsyslog = commandWorks('rsyslogd', ['-v']);
 /** rsyslog-gnutls: the gtls network stream driver module. */
 const hasGtls = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib', '/usr/lib64'].some(
@@ -57,43 +57,6 @@ async function until<T>(what: string, check: () => T | undefined, ms = 10_000): 
   }
 }
 
-/** A CA and a server certificate for localhost/127.0.0.1, made with the openssl CLI. */
-function makeCertificates(dir: string, cn = 'govtrail test CA') {
-  const run = (args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
-  };
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=${cn}`]);
-  run(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
-  writeFileSync(
-    path.join(dir, 'ext.cnf'),
-    'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-  ]);
-  return {
-    ca: path.join(dir, 'ca.pem'),
-    cert: path.join(dir, 'server.pem'),
-    key: path.join(dir, 'server.key'),
-  };
-}
-
 interface Rsyslog {
   readonly tcpPort: number;
   readonly tlsPort: number | undefined;
@@ -106,12 +69,12 @@ interface Rsyslog {
 /** rsyslogd in the foreground on OS-chosen ports, writing what it receives to files in `dir`. */
 async function startRsyslog(withTls: boolean): Promise<Rsyslog> {
   const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-rsyslog-'));
-  const certs = withTls ? makeCertificates(dir) : undefined;
+  const certs = withTls ? makeCertificates() : undefined;
   const conf = [
     `global(workDirectory="${dir}" maxMessageSize="8k"${
       certs === undefined
         ? ''
-        : ` DefaultNetstreamDriverCAFile="${certs.ca}" DefaultNetstreamDriverCertFile="${certs.cert}" DefaultNetstreamDriverKeyFile="${certs.key}"`
+        : ` DefaultNetstreamDriverCAFile="${certs.caFile}" DefaultNetstreamDriverCertFile="${certs.certFile}" DefaultNetstreamDriverKeyFile="${certs.keyFile}"`
     })`,
     'module(load="imtcp")',
     'template(name="raw" type="string" string="%rawmsg%\\n")',
@@ -159,7 +122,7 @@ async function startRsyslog(withTls: boolean): Promise<Rsyslog> {
   return {
     tcpPort,
     tlsPort,
-    ca: certs?.ca,
+    ca: certs?.caFile,
     lines: () => ({ raw: read('raw.log'), parsed: read('parsed.log') }),
     stop,
   };
@@ -283,14 +246,14 @@ describe('syslog sink against rsyslog', () => {
       expect(parseLine(raw[0] as string).params['alertId']).toBe('7');
       expect(validateOcsfEvent(parseLine(raw[1] as string).event)).toEqual([]);
 
-      const other = makeCertificates(mkdtempSync(path.join(tmpdir(), 'govtrail-otherca-')), 'another CA');
+      const other = makeCertificates('another CA');
       const untrusted = track(
         createSyslogSink({
           protocol: 'tls',
           host: 'localhost',
           port: rs.tlsPort as number,
           facility: 16,
-          ca: readFileSync(other.ca, 'utf8'),
+          ca: other.ca,
         }),
       );
       const err = await failureOf(untrusted);
@@ -396,15 +359,12 @@ describe('syslog sink connections', () => {
   });
 
   it('a self-signed certificate is refused by default (permanent); reject_unauthorized false accepts it', async () => {
-    const certs = makeCertificates(mkdtempSync(path.join(tmpdir(), 'govtrail-selfsigned-')));
+    const certs = makeCertificates();
     const received: Buffer[] = [];
-    const server = tls.createServer(
-      { cert: readFileSync(certs.cert), key: readFileSync(certs.key) },
-      (socket) => {
-        socket.on('data', (d: Buffer) => received.push(d));
-        socket.on('error', () => {});
-      },
-    );
+    const server = tls.createServer({ cert: certs.cert, key: certs.key }, (socket) => {
+      socket.on('data', (d: Buffer) => received.push(d));
+      socket.on('error', () => {});
+    });
     server.on('tlsClientError', () => {});
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
