@@ -244,7 +244,9 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/alerts/deliver.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         find: 'update(`${alert.dedupeKey}\\u0000${sink}`)',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         replace: 'update(`${alert.dedupeKey}\\u0000${sink}${process.pid}`)',
       },
     ],
