@@ -17,6 +17,7 @@ import { sandboxCommand } from './commands/sandbox.js';
 import { settingsCommand } from './commands/settings.js';
 import { syncCommand } from './commands/sync.js';
 import { verifyCommand } from './commands/verify.js';
+import { verifyPackCommand } from './commands/verify-pack.js';
 import { workerCommand } from './commands/worker.js';
 import { exitCodeFor, GovtrailError } from './errors.js';
 import { scrubSecrets } from './logger.js';
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   program.addCommand(exportCommand());
   program.addCommand(reportCommand());
   program.addCommand(verifyCommand());
+  program.addCommand(verifyPackCommand());
   return program;
 }
 

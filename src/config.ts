@@ -87,6 +87,11 @@ export interface Config {
    * redaction; every sink secret is in `sinks[].secrets` ({@link sinkSecrets}). Never logged.
    */
   readonly webhookSecret: string | undefined;
+  /**
+   * Ed25519 private key (PEM PKCS#8, or a JWK) that signs evidence-pack manifests
+   * (`GOVTRAIL_EVIDENCE_SIGNING_KEY` or `…_FILE`); packs are unsigned without it. Never logged.
+   */
+  readonly evidenceSigningKey: string | undefined;
   /** Port of the worker's /healthz and /metrics. */
   readonly httpPort: number;
   /** Tenants synced at once by the worker. */
@@ -1303,6 +1308,7 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     sinks,
     runbookUrl: runbookUrlSetting(env, 'GOVTRAIL_RUNBOOK_URL'),
     webhookSecret: shortWebhook?.type === 'webhook' ? shortWebhook.secret : undefined,
+    evidenceSigningKey: secretOrFile(env, 'GOVTRAIL_EVIDENCE_SIGNING_KEY', cwd),
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),

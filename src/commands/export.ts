@@ -8,6 +8,7 @@ import { OCSF_EXPORT_KINDS, type OcsfExportKind, writeOcsfJsonl } from '../ocsf/
 import { packagePath } from '../paths.js';
 import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { evidencePackCommand } from './evidence-pack.js';
 import { resolveTenant } from './settings.js';
 
 export function exportCommand(): Command {
@@ -43,6 +44,7 @@ export function exportCommand(): Command {
       }
     });
   exp.addCommand(ocsfCommand());
+  exp.addCommand(evidencePackCommand());
   return exp;
 }
 

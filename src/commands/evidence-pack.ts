@@ -1,0 +1,190 @@
+/**
+ * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/export/pack/).
+ */
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { humanSeconds } from '../alerts/format.js';
+import { parseDurationSetting } from '../config.js';
+import { ConfigError, GovtrailError } from '../errors.js';
+import { PACK_FILES } from '../export/pack/files.js';
+import { checkPackTarget, type PackProgress, writeEvidencePack } from '../export/pack/pack.js';
+import { scheduleIntervalMs } from '../export/pack/schedule.js';
+import { parseSigningKey, SIGNING_KEY_SETTING } from '../export/pack/signing.js';
+import { type Logger, registerSecret } from '../logger.js';
+import { packagePath } from '../paths.js';
+import { parseTimeOption } from './alerts.js';
+import { createContext } from './context.js';
+import { resolveTenant } from './settings.js';
+import { formatTable } from './table.js';
+
+function wrap(text: string, indent: string, width = 100): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(indent + line);
+  return lines.join('\n');
+}
+
+const HELP = `
+Files of the pack (README.txt in the pack says the same):
+
+${PACK_FILES.map((f) => `  ${f.name}\n${wrap(`${f.answers} ${f.detail}`, '      ')}`).join('\n')}
+
+The pack is written to DIR.partial and renamed to DIR when complete, with DIR.tar.gz next to it
+(entries DIR/<file>). DIR must not exist or be empty. Every file is read in one read-only
+snapshot of the database, and every list is streamed: memory does not grow with the period.
+
+Coverage gaps (runs.csv): a gap is a stretch of more than two schedule intervals without a
+successful run. The interval is derived from GOVTRAIL_SCHEDULE (the worker's cron expression,
+UTC): the longest wait between two consecutive fire times over a year, so that a pause the
+schedule itself makes (nights, weekends) is not a gap. --interval overrides it, e.g. when the
+runs come from a Kubernetes CronJob with its own schedule.
+
+Signing: with ${SIGNING_KEY_SETTING} (or ${SIGNING_KEY_SETTING}_FILE) set to an Ed25519
+private key (PEM PKCS#8, e.g. from \`openssl genpkey -algorithm ed25519\`), manifest.json is signed
+(manifest.jws, a detached JWS, alg EdDSA). \`govtrail verify-pack DIR --public-key KEY.pub\`
+checks a pack. docs/evidence-pack.md shows how to check one without govtrail.
+
+Exit codes: 0 the pack was written and the stored history verifies; 1 the export failed, or the
+pack was written but the tamper-evidence chain does not verify (integrity.json says where);
+2 a usage or configuration error (bad time, DIR not empty, unknown tenant, bad signing key).`;
+
+export function evidencePackCommand(): Command {
+  return new Command('evidence-pack')
+    .summary('write the auditor’s evidence pack of a period to a directory (and a .tar.gz)')
+    .description(
+      'Write one directory (and a .tar.gz of it) holding the evidence of [--from, --to) for one tenant: ' +
+        'every field change, the changes without a ticket, each setting’s value periods, the settings ' +
+        'at the start and the end, the alerts, the run ledger with coverage gaps, the integrity checks, ' +
+        'the HTML report, a README.txt, SHA256SUMS and a manifest with each file’s sha256 and row count, ' +
+        'signed when GOVTRAIL_EVIDENCE_SIGNING_KEY is set.',
+    )
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)')
+    .requiredOption('--to <time>', 'first instant excluded')
+    .requiredOption('--out <dir>', 'the pack directory to create (must not exist, or be empty)')
+    .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
+    .option(
+      '--interval <duration>',
+      'schedule interval of the coverage-gap rule, e.g. 15m (default: derived from GOVTRAIL_SCHEDULE)',
+    )
+    .addHelpText('after', HELP)
+    .action(async (opts: { from: string; to: string; out: string; tenant?: string; interval?: string }) => {
+      const from = parseTimeOption('--from', opts.from);
+      const to = parseTimeOption('--to', opts.to);
+      if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
+      checkPackTarget(opts.out);
+      const ctx = createContext();
+      const { config } = ctx;
+      let interval: { ms: number; source: string };
+      if (opts.interval !== undefined) {
+        const ms = parseDurationSetting(opts.interval);
+        if (ms === undefined || ms <= 0) {
+          throw new GovtrailError(
+            'USAGE',
+            `--interval: a positive duration such as 15m or 1h is required, got ${JSON.stringify(opts.interval)}`,
+          );
+        }
+        interval = { ms, source: `--interval ${opts.interval}` };
+      } else {
+        const ms = scheduleIntervalMs(config.schedule);
+        if (ms === undefined) {
+          throw new ConfigError(
+            'GOVTRAIL_SCHEDULE',
+            `${JSON.stringify(config.schedule)} fires less than twice a year: no interval to judge coverage gaps by; pass --interval`,
+          );
+        }
+        interval = { ms, source: `GOVTRAIL_SCHEDULE "${config.schedule}"` };
+      }
+      registerSecret(config.evidenceSigningKey);
+      const signingKey =
+        config.evidenceSigningKey === undefined ? undefined : parseSigningKey(config.evidenceSigningKey);
+
+      const database = await ctx.openDatabase();
+      try {
+        const tenantId = await resolveTenant(database.db, opts.tenant);
+        const progress = packProgress(tenantId, ctx.logger);
+        let result: Awaited<ReturnType<typeof writeEvidencePack>>;
+        try {
+          result = await writeEvidencePack(database, {
+            tenantId,
+            from,
+            to,
+            out: opts.out,
+            now: new Date(),
+            interval,
+            signingKey,
+            version: packageVersion(),
+            onProgress: progress.update,
+          });
+        } finally {
+          progress.done();
+        }
+        const s = result.summary;
+        ctx.out.write(
+          `evidence pack of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n\n` +
+            `${formatTable(
+              ['file', 'rows', 'bytes', 'sha256'],
+              result.files.map((f) => [
+                f.name,
+                f.rows === null ? '' : f.rows.toLocaleString('en'),
+                f.bytes.toLocaleString('en'),
+                `${f.sha256.slice(0, 16)}…`,
+              ]),
+            )}\n\n` +
+            `  ${result.dir}\n  ${result.archive} (${result.archiveBytes.toLocaleString('en')} bytes, sha256 ${result.archiveSha256})\n` +
+            `  coverage: ${s.coverage.gaps} gap(s) over ${humanSeconds(s.coverage.gapThresholdSeconds)} (2 × ${humanSeconds(s.coverage.intervalSeconds)}, ${s.intervalSource})\n` +
+            `  ${s.signedBy === undefined ? `unsigned (set ${SIGNING_KEY_SETTING} to sign)` : `signed: manifest.jws, Ed25519 key ${s.signedBy}`}\n`,
+        );
+        if (!s.verify.ok) {
+          throw new GovtrailError(
+            'TAMPERED',
+            `the pack was written, but the stored history does not verify: ${s.verify.findings} finding(s), listed in ${result.dir}/integrity.json`,
+          );
+        }
+      } finally {
+        await database.close();
+      }
+    });
+}
+
+/** Progress on stderr: a line redrawn in place on a terminal, a log line every 10 s otherwise. */
+function packProgress(tenant: string, logger: Logger, stream: NodeJS.WriteStream = process.stderr) {
+  const started = Date.now();
+  const tty = stream.isTTY === true;
+  let lastDraw = 0;
+  let drawn = false;
+  let lastStep = '';
+  return {
+    update(p: PackProgress) {
+      const now = Date.now();
+      const stepChanged = p.step !== lastStep;
+      lastStep = p.step;
+      const line = `${tenant}: ${p.step}${p.rows > 0 ? `, ${p.rows.toLocaleString('en')} rows` : ''} (${Math.round((now - started) / 1000)} s)`;
+      if (tty) {
+        if (!stepChanged && now - lastDraw < 100) return;
+        lastDraw = now;
+        drawn = true;
+        stream.write(`\r\x1b[2K${line}`);
+      } else if (now - lastDraw >= 10_000 && now - started >= 10_000) {
+        lastDraw = now;
+        logger.info({ tenant, step: p.step, rows: p.rows }, 'evidence pack progress');
+      }
+    },
+    done() {
+      if (tty && drawn) stream.write('\r\x1b[2K');
+    },
+  };
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}

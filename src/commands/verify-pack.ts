@@ -1,0 +1,123 @@
+/**
+ * `govtrail verify-pack DIR`: checks an evidence pack's files against its manifest and the
+ * manifest's signature (src/export/pack/verify.ts). Needs no database.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { Command } from 'commander';
+import { GovtrailError } from '../errors.js';
+import {
+  parseSigningKey,
+  parseVerificationKey,
+  publicKeyOf,
+  SIGNING_KEY_SETTING,
+} from '../export/pack/signing.js';
+import { type TrustedKey, verifyPack } from '../export/pack/verify.js';
+import { registerSecret } from '../logger.js';
+import { createContext } from './context.js';
+import { ExitCode } from './exit.js';
+
+const HELP = `
+What it checks:
+  - manifest.json is a pack manifest;
+  - every file it lists is present, with the sha256 and size it records;
+  - nothing else is in the directory: a file the manifest does not list was added afterwards,
+    and could pass for evidence it is not (a pack is a closed set; add notes beside it, not in it);
+  - the signature (manifest.jws) of manifest.json, when the pack is signed.
+
+What it trusts: only the public key you give it with --public-key (PEM or JWK; a private key's
+public half is taken), or else the public half of ${SIGNING_KEY_SETTING} when that is set
+(the signer checking its own packs). Never a key found in the pack: whoever can edit the files
+can re-sign them with a key of their own. Get the signer's public key from them by another
+channel (e.g. \`openssl pkey -in signing.pem -pubout\`) and compare its thumbprint, printed here,
+with the one they publish.
+
+A signed pack with no trusted key fails (the signature would prove nothing); --hashes-only
+checks the files alone. With a trusted key, an unsigned pack fails.
+
+Exit codes: 0 the pack verifies; 1 it does not (each problem is listed); 2 usage error
+(DIR not a directory, unreadable or invalid --public-key).`;
+
+export function verifyPackCommand(): Command {
+  return new Command('verify-pack')
+    .summary('check an evidence pack: file hashes, no file added or removed, the signature')
+    .description(
+      'Check an evidence pack written by `govtrail export evidence-pack`: every file against the sha256 in ' +
+        'manifest.json, that no file is missing or added, and the Ed25519 signature of the manifest ' +
+        '(manifest.jws) with a public key you trust.',
+    )
+    .argument('<dir>', 'the pack directory (extract a .tar.gz first: tar xzf PACK.tar.gz)')
+    .option('--public-key <file>', 'the signer’s Ed25519 public key (PEM or JWK) to check the signature with')
+    .option('--hashes-only', 'check the files against the manifest only, not the signature')
+    .option('--json', 'print one JSON object instead of text')
+    .addHelpText('after', HELP)
+    .action(async (dir: string, opts: { publicKey?: string; hashesOnly?: boolean; json?: boolean }) => {
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+        throw new GovtrailError('USAGE', `${JSON.stringify(dir)} is not a directory`);
+      }
+      const ctx = createContext();
+      let trustedKey: TrustedKey | undefined;
+      if (opts.publicKey !== undefined) {
+        let text: string;
+        try {
+          text = readFileSync(opts.publicKey, 'utf8');
+        } catch (err) {
+          throw new GovtrailError(
+            'USAGE',
+            `--public-key: cannot read ${opts.publicKey}: ${(err as Error).message}`,
+          );
+        }
+        trustedKey = {
+          key: parseVerificationKey(text, '--public-key'),
+          source: `--public-key ${opts.publicKey}`,
+        };
+      } else if (!opts.hashesOnly && ctx.config.evidenceSigningKey !== undefined) {
+        registerSecret(ctx.config.evidenceSigningKey);
+        trustedKey = {
+          key: publicKeyOf(parseSigningKey(ctx.config.evidenceSigningKey)),
+          source: `the public half of ${SIGNING_KEY_SETTING}`,
+        };
+      }
+      const r = await verifyPack(dir, { trustedKey, hashesOnly: opts.hashesOnly === true });
+
+      if (opts.json) {
+        ctx.out.write(`${JSON.stringify({ dir, ...r })}\n`);
+      } else {
+        const m = r.manifest;
+        const lines: string[] = [];
+        lines.push(
+          m === undefined
+            ? `pack ${dir}`
+            : `pack ${dir}: tenant ${m.tenant}, ${m.from} to ${m.to}, generated ${m.generatedAt} by govtrail ${m.generator.version}`,
+        );
+        const width = Math.max(0, ...r.files.map((f) => f.name.length));
+        for (const f of r.files) {
+          lines.push(
+            `  ${f.ok ? 'ok      ' : 'FAILED  '}${f.name.padEnd(width)}${f.rows === null ? '' : `  ${f.rows.toLocaleString('en')} rows`}`.trimEnd(),
+          );
+        }
+        const s = r.signature;
+        const trust =
+          s.trustedKey === undefined
+            ? ''
+            : ` (trusted key ${s.trustedKey.thumbprint}, from ${s.trustedKey.source})`;
+        const status: Record<typeof s.status, string> = {
+          valid: `valid: manifest.json signed by Ed25519 key ${s.claimedKey}${trust}`,
+          invalid: `INVALID${trust}`,
+          unsigned:
+            'none: the pack is not signed (the hashes show the files match the manifest, not who wrote it)',
+          unchecked: `not checked: signed by key ${s.claimedKey ?? '(unnamed)'}, and no trusted public key was given`,
+          skipped: 'not checked (--hashes-only, or no manifest)',
+        };
+        lines.push(`signature: ${status[s.status]}`);
+        for (const p of r.problems)
+          lines.push(`  ${p.kind.toUpperCase()}${p.file ? ` ${p.file}` : ''}: ${p.detail}`);
+        lines.push(
+          r.ok
+            ? 'pack verified'
+            : `pack does NOT verify: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`,
+        );
+        ctx.out.write(`${lines.join('\n')}\n`);
+      }
+      if (!r.ok) throw new ExitCode(1);
+    });
+}

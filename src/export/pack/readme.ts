@@ -1,0 +1,104 @@
+/**
+ * README.txt of a pack: the tenant and period, the figures an auditor looks at first, what each file
+ * answers, and how to check the pack without govtrail. Pure.
+ */
+import { humanSeconds } from '../../alerts/format.js';
+import type { CoverageSummary } from './coverage.js';
+import { CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
+
+/** The pack's figures, for README.txt and the command's output. */
+export interface PackSummary {
+  readonly tenantId: string;
+  readonly from: Date;
+  readonly to: Date;
+  readonly generatedAt: Date;
+  readonly version: string;
+  readonly changes: number;
+  readonly changesWithoutTicket: number;
+  readonly settingPeriods: number;
+  readonly alerts: number;
+  readonly coverage: CoverageSummary;
+  /** Where the schedule interval came from, e.g. `GOVTRAIL_SCHEDULE "*\/15 * * * *"`. */
+  readonly intervalSource: string;
+  readonly verify: { readonly ok: boolean; readonly rowsVerified: number; readonly findings: number };
+  /** The last successful reconcile, when there was one. */
+  readonly reconcile: { readonly finishedAt: Date; readonly entriesMatched: number } | undefined;
+  readonly discrepancies: number;
+  /** Thumbprint of the signing key, when signed. */
+  readonly signedBy: string | undefined;
+  /** The report's timeline was thinned (more rows than the chart keeps). */
+  readonly reportThinned: boolean;
+}
+
+function n(v: number): string {
+  return v.toLocaleString('en');
+}
+
+function wrap(text: string, indent: string, width = 96): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(indent + line);
+  return lines.join('\n');
+}
+
+export function readmeText(s: PackSummary): string {
+  const c = s.coverage;
+  const figures = [
+    `${n(s.changes)} field changes (changes.csv)`,
+    `${n(s.changesWithoutTicket)} entries without a ticket (changes-without-ticket.csv)`,
+    `${n(s.settingPeriods)} setting periods (setting-periods.csv)`,
+    `${n(s.alerts)} alerts (alerts.csv)`,
+    `${n(c.runs)} runs (${n(c.succeeded)} succeeded, ${n(c.failed)} failed, ${n(c.skipped)} skipped); ` +
+      `${n(c.gaps)} gap${c.gaps === 1 ? '' : 's'} without a successful run for longer than ` +
+      `${humanSeconds(c.gapThresholdSeconds)} (2 × ${humanSeconds(c.intervalSeconds)}, from ${s.intervalSource})` +
+      (c.gaps > 0 ? `, the longest ${humanSeconds(c.longestGapSeconds)}` : '') +
+      ' (runs.csv)',
+    s.verify.ok
+      ? `Tamper-evidence chain intact: ${n(s.verify.rowsVerified)} stored entries verified (integrity.json)`
+      : `TAMPER-EVIDENCE CHAIN BROKEN: ${n(s.verify.findings)} finding(s) over ${n(s.verify.rowsVerified)} stored entries (integrity.json)`,
+    s.reconcile === undefined
+      ? 'Never verified against the source: no reconcile has succeeded (integrity.json)'
+      : `Last verified against the source on ${s.reconcile.finishedAt.toISOString()}: ${n(s.reconcile.entriesMatched)} entries matched (integrity.json)`,
+    `${n(s.discrepancies)} source discrepanc${s.discrepancies === 1 ? 'y' : 'ies'} recorded for entries of the period (integrity.json)`,
+  ];
+  const files = PACK_FILES.filter((f) => f.name !== SIGNATURE_FILE || s.signedBy !== undefined)
+    .map((f) => `${f.name}\n${wrap(f.answers, '    ')}\n${wrap(f.detail, '    ')}`)
+    .join('\n\n');
+  return `govtrail evidence pack
+======================
+
+Tenant:     ${s.tenantId}
+Period:     ${s.from.toISOString()} (included) to ${s.to.toISOString()} (excluded), UTC
+Generated:  ${s.generatedAt.toISOString()} by govtrail ${s.version}, every file from one consistent
+            snapshot of the database
+Signed:     ${s.signedBy === undefined ? 'no (GOVTRAIL_EVIDENCE_SIGNING_KEY was not set)' : `yes, Ed25519 key with RFC 7638 thumbprint ${s.signedBy} (${SIGNATURE_FILE})`}
+
+In figures
+----------
+${figures.map((f) => wrap(f, '  ')).join('\n')}
+${s.reportThinned ? `\n${wrap('report.html draws the posture timeline from one row per 1/2000 of the period (the period has more timeline rows than the chart keeps); setting-periods.csv lists every period exactly.', '')}\n` : ''}
+Files
+-----
+${files}
+
+How to check this pack
+----------------------
+1. The files are intact:       sha256sum -c ${CHECKSUMS_FILE}
+   (${CHECKSUMS_FILE} is itself listed with its sha256 in ${MANIFEST_FILE}.)
+2. Who produced it (signed):   govtrail verify-pack <this directory> --public-key <signer's public key>
+   checks every hash, that no file was added or removed, and the signature. Without govtrail, see
+   docs/evidence-pack.md of govtrail for an openssl recipe.
+3. Only the files listed in ${MANIFEST_FILE} belong to the pack: anything else in this directory was
+   added afterwards.
+
+Times are UTC. The CSV files are RFC 4180 (UTF-8, CRLF line ends). A cell a spreadsheet would run as a
+formula (starting with =, +, -, @, a tab or a carriage return) is prefixed with ' so it shows as text;
+the values are exact otherwise.
+`;
+}
