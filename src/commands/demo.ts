@@ -209,6 +209,7 @@ function howToQuery(embedded: boolean, url: string | undefined): string {
     '  npx govtrail changes --since 2026-01-01',
     '  npx govtrail settings --as-of 2025-06-01',
     '  npx govtrail export evidence --from 2025-01-01 --to 2027-01-01 --out evidence.csv',
+    "  npx govtrail export evidence-pack --from 2025-01-01 --to 2026-01-01 --out audit-2025   # the auditor's binder",
     '  npx govtrail alerts list',
   ].join('\n');
   if (embedded) {
