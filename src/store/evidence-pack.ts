@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Session } from './database.js';
 import type { DiscrepancyKind } from './discrepancies.js';
+import { SNAPSHOT_COLUMNS } from './history.js';
 
 export interface PeriodFilter {
   readonly tenantId: string;
@@ -19,25 +20,8 @@ export interface PeriodFilter {
 // settings_timeline
 // ---------------------------------------------------------------------------------------------
 
-/** The settings columns of settings_timeline, in the view's order. */
-const SETTINGS_COLUMNS = [
-  'allowed_client_types',
-  'allows_all_client_types',
-  'audit_verbosity',
-  'auto_discovery_enabled',
-  'default_tool_classification',
-  'discovery_interval',
-  'inactivity_close_after',
-  'inactivity_hide_after',
-  'retention_delete_after',
-  'enabled',
-  'prefer_code_mode_over_direct_tools',
-  'require_tool_approval',
-  'surface_requestable_tools',
-  'settings_created_at',
-  'settings_updated_at',
-  'extra_fields',
-] as const;
+/** The settings columns of settings_timeline: settings_snapshot's, in the view's order. */
+const SETTINGS_COLUMNS = SNAPSHOT_COLUMNS.filter((c) => c !== 'tenant_id' && c !== 'entry_id');
 
 const INTERVAL_COLUMNS: ReadonlySet<string> = new Set([
   'discovery_interval',

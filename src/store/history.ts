@@ -99,7 +99,8 @@ const ANNOTATION_COLUMNS = [
   'display_label',
   'display_url',
 ] as const;
-const SNAPSHOT_COLUMNS = [
+/** The columns of settings_snapshot, in the order COPY writes them. */
+export const SNAPSHOT_COLUMNS = [
   'tenant_id',
   'entry_id',
   'allowed_client_types',
