@@ -106,6 +106,14 @@ async function valueAt(
 }
 
 /** A CSV cell without the formula guard's quote. */
+/** A `value` cell as the JSON value it shows: lists and booleans in JSON, names and durations bare, unset empty. */
+function csvValue(cell: string): unknown {
+  if (cell === '') return null; // unset
+  return /^[[{]|^(true|false|null)$|^-?\d/.test(cell) && !/^\d+(\.\d+)?s$/.test(cell)
+    ? JSON.parse(cell)
+    : cell;
+}
+
 function unprefix(s: string): string {
   return /^'[=+\-@\t\r]/.test(s) ? s.slice(1) : s;
 }
@@ -287,6 +295,33 @@ describe('the pack', () => {
         const atEnd = await valueAt(setting, end);
         expect([atEnd?.deleted, atEnd?.value]).not.toEqual([deleted, value]);
       }
+    }
+  });
+
+  it('agrees period for period with the dashboard’s setting_periods() for every setting', async () => {
+    const [header, ...rows] = csv(pack.dir, 'setting-periods.csv');
+    const col = (name: string) => (header as string[]).indexOf(name);
+    // The twelve known settings; setting_periods() has no periods for extra_fields.* (unknown fields).
+    const settings = [...new Set(rows.map((r) => r[col('setting')] as string))].filter(
+      (s) => !s.includes('.'),
+    );
+    expect(settings).toHaveLength(12);
+    for (const setting of settings) {
+      const fromCsv = rows
+        .filter((r) => r[col('setting')] === setting)
+        .map((r) => [
+          r[col('set_by_entry_id')],
+          r[col('deleted')] === 'true',
+          r[col('deleted')] === 'true' ? null : csvValue(unprefix(r[col('value')] as string)),
+        ]);
+      const { rows: fromSql } = await sql<{ entry_id: string; is_deleted: boolean; value: unknown }>`
+        select entry_id, is_deleted, value
+        from govtrail.setting_periods('acme', ${setting}, ${from}::timestamptz, ${to}::timestamptz)
+        order by valid_from, entry_id`.execute(h.database.db);
+      expect(
+        fromSql.map((r) => [r.entry_id, r.is_deleted, r.is_deleted ? null : r.value]),
+        setting,
+      ).toEqual(fromCsv);
     }
   });
 
