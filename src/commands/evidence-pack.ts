@@ -8,6 +8,7 @@ import { parseDurationSetting } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import { PACK_FILES } from '../export/pack/files.js';
 import { checkPackTarget, type PackProgress, writeEvidencePack } from '../export/pack/pack.js';
+import { wrap } from '../export/pack/readme.js';
 import { scheduleIntervalMs } from '../export/pack/schedule.js';
 import { parseSigningKey, SIGNING_KEY_SETTING } from '../export/pack/signing.js';
 import { type Logger, registerSecret } from '../logger.js';
@@ -17,23 +18,10 @@ import { createContext } from './context.js';
 import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 
-function wrap(text: string, indent: string, width = 100): string {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/)) {
-    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line === '' ? word : `${line} ${word}`;
-  }
-  if (line !== '') lines.push(indent + line);
-  return lines.join('\n');
-}
-
 const HELP = `
 Files of the pack (README.txt in the pack says the same):
 
-${PACK_FILES.map((f) => `  ${f.name}\n${wrap(`${f.answers} ${f.detail}`, '      ')}`).join('\n')}
+${PACK_FILES.map((f) => `  ${f.name}\n${wrap(`${f.answers} ${f.detail}`, '      ', 100)}`).join('\n')}
 
 The pack is written to DIR.partial and renamed to DIR when complete, with DIR.tar.gz next to it
 (entries DIR/<file>). DIR must not exist or be empty. Every file is read in one read-only

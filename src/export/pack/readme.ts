@@ -34,7 +34,8 @@ function n(v: number): string {
   return v.toLocaleString('en');
 }
 
-function wrap(text: string, indent: string, width = 96): string {
+/** Word-wraps text to `width` columns, each line prefixed with `indent`. */
+export function wrap(text: string, indent: string, width = 96): string {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/)) {
