@@ -13,46 +13,14 @@ import { createSlackSink, createWebhookSink } from '../../src/alerts/sinks/index
 import type { AlertMessage } from '../../src/alerts/types.js';
 import { GovtrailError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
+import { sampleAlert } from '../helpers/alert-message.js';
 
 const T0 = new Date('2025-03-04T00:00:00.000Z');
 const SECRET = 'whsec-test-0123456789abcdef';
 
-const ALERT: AlertMessage = {
-  alertId: '7',
-  tenantId: 'acme',
-  entryId: '2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-  ruleId: 'AIGOV-002',
-  ruleVersion: 1,
-  severity: 'high',
-  title: 'Tool approval was turned off',
-  summary: 'requireToolApproval: true → false. PUT by API at 2025-03-04T00:00:00Z, no ticket.',
-  dedupeKey: 'AIGOV-002:acme:2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-  createdAt: T0.toISOString(),
-  context: {
-    tenantId: 'acme',
-    entryId: '2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
-    changedAt: '2025-03-04T00:00:00Z',
-    changeKind: 'CHANGE_KIND_PUT',
-    actor: { kind: 'ACTOR_KIND_API', userId: '2vYJmQ0pXgV7Ik8iKc0uXhKxA9P' },
-    tickets: [],
-    reasons: [],
-    changes: [
-      {
-        field: 'require_tool_approval',
-        label: 'requireToolApproval',
-        oldValue: true,
-        newValue: false,
-        direction: 'loosened',
-      },
-    ],
-    allChanges: [],
-    syslogEventId: null,
-    traceId: null,
-    runbook: 'Confirm with the actor, otherwise turn approval back on.',
-    ruleName: 'tool-approval-disabled',
-    details: {},
-  },
-};
+/** The shared sample alert, without its ticket. */
+const SAMPLE = sampleAlert(T0);
+const ALERT: AlertMessage = { ...SAMPLE, context: { ...SAMPLE.context, tickets: [] } };
 
 interface Received {
   readonly method: string;
