@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Session } from './database.js';
-import type { DiscrepancyKind } from './discrepancies.js';
+import type { DiscrepancyKind, DiscrepancyRow } from './discrepancies.js';
 import { SNAPSHOT_COLUMNS } from './history.js';
 
 export interface PeriodFilter {
@@ -465,15 +465,8 @@ export async function findLastSuccessBefore(db: Session, tenantId: string, at: D
 // source_discrepancy and verify findings
 // ---------------------------------------------------------------------------------------------
 
-export interface PackDiscrepancy {
-  readonly discrepancyId: number;
-  readonly entryId: string;
-  readonly kind: DiscrepancyKind;
-  readonly detectedAt: Date;
-  readonly runId: number;
-  readonly entryCreatedAt: Date | null;
-  readonly storedSha256: string | null;
-  readonly sourceSha256: string | null;
+/** A discrepancy as listDiscrepancies gives it, with the version the source served. */
+export interface PackDiscrepancy extends Omit<DiscrepancyRow, 'tenantId'> {
   /** The version the source served (null for missing and expired). */
   readonly sourceRaw: unknown;
 }
