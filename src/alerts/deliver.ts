@@ -141,15 +141,15 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
   }
   const sinks = new Map(o.sinks.map((s) => [s.name, s]));
 
-  /** Records the outcome of one attempt of one row: delivered, retry later, or failed. */
+  /** Records the outcome of the row's attempt (its attempts + 1): delivered, retry later, or failed. */
   const record = async (
     row: DueDelivery,
     sinkName: string,
-    attempt: number,
     startedAt: Date,
     failure: GovtrailError | undefined,
     permanent: boolean,
   ): Promise<void> => {
+    const attempt = row.attempts + 1;
     const tally = bySink[sinkName] as SinkTally;
     const log = o.logger.child({
       alertId: row.alert.alertId,
@@ -224,39 +224,33 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
 
   const runLane = async (sinkName: string, rows: readonly DueDelivery[]): Promise<void> => {
     const sink = sinks.get(sinkName);
-    if (sink?.deliverBatch !== undefined) {
+    const batch = sink?.deliverBatch?.bind(sink);
+    if (batch !== undefined) {
       // A digest sink: the whole lane is one message, and its outcome is every row's outcome.
       if (o.signal?.aborted === true) return;
       const startedAt = now();
-      const items = rows.map((row) => ({
-        alert: row.alert,
-        delivery: { deliveryId: deliveryIdFor(row.alert, sinkName), attempt: row.attempts + 1 },
-      }));
       const { failure, permanent } = await attemptSend(() =>
-        (sink.deliverBatch as NonNullable<Sink['deliverBatch']>)(items),
+        batch(
+          rows.map((row) => ({
+            alert: row.alert,
+            delivery: { deliveryId: deliveryIdFor(row.alert, sinkName), attempt: row.attempts + 1 },
+          })),
+        ),
       );
-      for (const [i, row] of rows.entries()) {
-        await record(
-          row,
-          sinkName,
-          (items[i] as (typeof items)[number]).delivery.attempt,
-          startedAt,
-          failure,
-          permanent,
-        );
-      }
+      for (const row of rows) await record(row, sinkName, startedAt, failure, permanent);
       return;
     }
     for (const row of rows) {
       if (o.signal?.aborted === true) return;
-      const attempt = row.attempts + 1;
       const startedAt = now();
-      const deliveryId = deliveryIdFor(row.alert, sinkName);
       const { failure, permanent } = await attemptSend(async () => {
         if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
-        await sink.deliver(row.alert, { deliveryId, attempt });
+        await sink.deliver(row.alert, {
+          deliveryId: deliveryIdFor(row.alert, sinkName),
+          attempt: row.attempts + 1,
+        });
       });
-      await record(row, sinkName, attempt, startedAt, failure, permanent);
+      await record(row, sinkName, startedAt, failure, permanent);
     }
   };
 
