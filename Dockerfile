@@ -3,7 +3,7 @@
 # runtime stage holds only production dependencies, the compiled code, the SQL migrations and the
 # default rule pack, and runs as an unprivileged user.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the "prepare" script compiles, and the sources are not copied yet.
@@ -12,7 +12,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     GOVTRAIL_HTTP_PORT=9464 \
     GOVTRAIL_DATA_DIR=/var/lib/govtrail

@@ -34,6 +34,7 @@ export function demoCommand(): Command {
     .action(async (opts: { entries: number; seed: number }) => {
       const ctx = createContext();
       const { config, out } = ctx;
+      out.write(`govtrail demo on Node.js ${process.version}\n`);
       const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
       const database = await ctx.openDatabase();
       try {

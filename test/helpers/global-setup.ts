@@ -31,6 +31,7 @@ async function dockerAvailable(): Promise<boolean> {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  console.info(`tests run on Node.js ${process.version}`);
   let serverUrl = process.env['TEST_DATABASE_URL'];
   let stopContainer: (() => Promise<unknown>) | undefined;
   if (serverUrl === undefined && (await dockerAvailable())) {
