@@ -16,6 +16,7 @@ import { reportCommand } from './commands/report.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { settingsCommand } from './commands/settings.js';
 import { syncCommand } from './commands/sync.js';
+import { tenantsCommand } from './commands/tenants.js';
 import { verifyCommand } from './commands/verify.js';
 import { verifyPackCommand } from './commands/verify-pack.js';
 import { workerCommand } from './commands/worker.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   program.addCommand(reportCommand());
   program.addCommand(verifyCommand());
   program.addCommand(verifyPackCommand());
+  program.addCommand(tenantsCommand());
   return program;
 }
 

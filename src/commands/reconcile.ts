@@ -3,6 +3,7 @@ import { createAlerting } from '../alerts/setup.js';
 import { type DiscrepancyRow, listDiscrepancies } from '../store/discrepancies.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import { reconcileTenant } from '../sync/service.js';
+import { activeTenants } from './active-tenants.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
@@ -55,7 +56,7 @@ export function reconcileCommand(): Command {
       let delivery = '';
       try {
         const alerting = createAlerting(config, ctx.logger, database);
-        for (const tenant of tenants) {
+        for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
           const progress = progressReporter(tenant.name, ctx.logger);
           const summary = await reconcileTenant({
             database,

@@ -4,6 +4,7 @@ import type { Config, TenantConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import { syncTenant } from '../sync/service.js';
+import { activeTenants } from './active-tenants.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
@@ -25,7 +26,7 @@ export function syncCommand(): Command {
       let delivery = '';
       try {
         const alerting = createAlerting(config, ctx.logger, database);
-        for (const tenant of tenants) {
+        for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
           const progress = progressReporter(tenant.name, ctx.logger);
           summaries.push(
             await syncTenant({

@@ -181,6 +181,26 @@ export interface SchemaMigrationTable {
   applied_at: GeneratedTimestamp;
 }
 
+/** The tenant registry (0007): configured tenants and their status; never a secret. */
+export interface TenantTable {
+  tenant_id: string;
+  status: Generated<string>;
+  base_url: string | null;
+  client_id: string | null;
+  page_size: number | null;
+  /** An interval; read as text. */
+  lookback: string | null;
+  first_seen_at: GeneratedTimestamp;
+  last_loaded_at: Timestamp | null;
+  status_changed_at: GeneratedTimestamp;
+  enabled_at: Timestamp | null;
+  enabled_by: string | null;
+  disabled_at: Timestamp | null;
+  disabled_by: string | null;
+  retired_at: Timestamp | null;
+  retired_by: string | null;
+}
+
 export interface DB {
   'govtrail.sync_run': SyncRunTable;
   'govtrail.history_entry': HistoryEntryTable;
@@ -194,4 +214,5 @@ export interface DB {
   'govtrail.owner_removal': OwnerRemovalTable;
   'govtrail.schema_migration': SchemaMigrationTable;
   'govtrail.source_discrepancy': SourceDiscrepancyTable;
+  'govtrail.tenant': TenantTable;
 }
