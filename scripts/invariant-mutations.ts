@@ -27,6 +27,7 @@ export interface Mutation {
 
 const SYNC = 'test/integration/sync-invariants.test.ts';
 const RECONCILE = 'test/integration/reconcile.test.ts';
+const REGISTRY = 'test/integration/tenant-registry.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -251,6 +252,76 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/alerts-kill-delivery.test.ts'],
+  },
+  {
+    name: 'retired-tenant-in-health',
+    breaks:
+      'issue 18, tenant registry: a retired tenant stays in exporter_health and the dashboard tenant list',
+    patches: [
+      {
+        file: 'sql/0007_tenant_registry.sql',
+        find: "rt.status = 'retired');",
+        replace: "rt.status = 'retired' and false);",
+      },
+    ],
+    tests: [REGISTRY],
+  },
+  {
+    name: 'inactive-tenant-synced',
+    breaks: 'issue 18, tenant registry: a disabled or retired tenant is still scheduled and synced',
+    patches: [
+      {
+        file: 'src/store/tenant-registry.ts',
+        find: "const s = status.get(t.name) ?? 'active';",
+        replace: "const s: TenantStatus = 'active';",
+      },
+    ],
+    tests: [REGISTRY],
+  },
+  {
+    name: 'reload-reenables-tenant',
+    breaks: 'issue 18, tenant registry: a configuration reload re-enables a tenant an operator disabled',
+    patches: [
+      {
+        file: 'src/store/tenant-registry.ts',
+        find: `          lookback: lookbackInterval(t.lookbackMs),
+        })`,
+        replace: `          lookback: lookbackInterval(t.lookbackMs),
+          status: 'active',
+        })`,
+      },
+    ],
+    tests: [REGISTRY],
+  },
+  {
+    name: 'secret-in-registry',
+    breaks: 'issue 18, tenant registry: a client secret is written into govtrail.tenant',
+    patches: [
+      {
+        file: 'src/store/tenant-registry.ts',
+        find: `          client_id: t.clientId,
+          page_size: t.pageSize,
+          lookback: lookbackInterval(t.lookbackMs),
+          last_loaded_at`,
+        replace: `          client_id: t.clientSecret,
+          page_size: t.pageSize,
+          lookback: lookbackInterval(t.lookbackMs),
+          last_loaded_at`,
+      },
+    ],
+    tests: [REGISTRY],
+  },
+  {
+    name: 'retired-tenant-enabled-without-force',
+    breaks: 'issue 18, tenant registry: govtrail tenants enable brings a retired tenant back without --force',
+    patches: [
+      {
+        file: 'src/store/tenant-registry.ts',
+        find: "if (from === 'retired' && options.force !== true)",
+        replace: 'if (false)',
+      },
+    ],
+    tests: [REGISTRY],
   },
 ];
 

@@ -19,7 +19,19 @@ import { applyPatches, MUTATIONS, type Mutation } from './invariant-mutations.js
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** What a scratch copy needs besides node_modules (linked, not copied). */
-const COPIED = ['src', 'test', 'sql', 'rules', 'bench', 'package.json', 'tsconfig.json', 'vitest.config.ts'];
+const COPIED = [
+  'src',
+  'test',
+  'sql',
+  'rules',
+  'bench',
+  // tenant-registry.test.ts runs the dashboard's own tenant query (scripts/dashboard.ts reads dashboards/).
+  'scripts',
+  'dashboards',
+  'package.json',
+  'tsconfig.json',
+  'vitest.config.ts',
+];
 
 interface Outcome {
   readonly mutation: Mutation;
