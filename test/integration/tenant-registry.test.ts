@@ -6,16 +6,20 @@
  * column of the registry ever holds a secret; unknown names and a retired tenant's enable without
  * --force exit 2 with one line.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import pg from 'pg';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { DASHBOARD_FILE, dashboardQueries } from '../../scripts/dashboard.js';
 import { runCli } from '../../src/cli.js';
 import type { TenantConfig } from '../../src/config.js';
-import type { Session } from '../../src/store/database.js';
+import { silentLogger } from '../../src/logger.js';
+import { type Database, openDatabase, type Session } from '../../src/store/database.js';
+import { migrate, readMigrations } from '../../src/store/migrate.js';
 import { schedulableTenants, setTenantStatus, syncTenantRegistry } from '../../src/store/tenant-registry.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -309,5 +313,82 @@ describe.skipIf(!onServer)(`tenant registry${onServer ? '' : ` (${NEEDS_SERVER})
     expect(forced.code).toBe(0);
     expect(forced.out).toMatch(/^acme: retired -> active: /);
     expect(await statusOf(h.database.db, 'acme')).toBe('active');
+  });
+});
+
+/** An empty database on the test server (not the migrated template), dropped by `close`. */
+async function emptyServerDatabase(): Promise<{ database: Database; close(): Promise<void> }> {
+  const target = inject('testDatabase');
+  if (target === undefined) throw new Error(NEEDS_SERVER);
+  const name = `govtrail_t_registry_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: target.serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  const u = new URL(target.serverUrl);
+  u.pathname = `/${name}`;
+  const database = await openDatabase({ url: u.toString() });
+  return {
+    database,
+    async close() {
+      await database.close();
+      await admin(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+describe.skipIf(!onServer)(`migration 0007${onServer ? '' : ` (${NEEDS_SERVER})`}`, () => {
+  it('registers every tenant already in the run ledger as active, so one configured once by mistake can be retired', async () => {
+    const { database, close } = await emptyServerDatabase();
+    try {
+      const all = readMigrations();
+      await migrate(
+        database,
+        silentLogger,
+        all.filter((m) => m.version < 7),
+      );
+      await database.db
+        .insertInto('govtrail.sync_run')
+        .values([
+          { tenant_id: 'old', trigger: 'schedule', started_at: '2026-01-02T03:04:05Z' },
+          { tenant_id: 'old', trigger: 'schedule', started_at: '2026-02-01T00:00:00Z' },
+          { tenant_id: 'mistake', trigger: 'cli', started_at: '2026-03-01T00:00:00Z' },
+        ])
+        .execute();
+      await migrate(database, silentLogger, all);
+      const rows = await database.db
+        .selectFrom('govtrail.tenant')
+        .select(['tenant_id', 'status', 'first_seen_at', 'enabled_by', 'client_id'])
+        .orderBy('tenant_id')
+        .execute();
+      expect(rows).toEqual([
+        {
+          tenant_id: 'mistake',
+          status: 'active',
+          first_seen_at: new Date('2026-03-01T00:00:00Z'),
+          enabled_by: 'migration 0007',
+          client_id: null,
+        },
+        {
+          tenant_id: 'old',
+          status: 'active',
+          first_seen_at: new Date('2026-01-02T03:04:05Z'),
+          enabled_by: 'migration 0007',
+          client_id: null,
+        },
+      ]);
+      expect(await setTenantStatus(database.db, 'mistake', 'retired', { by: 'test' })).toMatchObject({
+        outcome: 'changed',
+      });
+      expect(await healthTenants(database.db)).toEqual(['old']);
+    } finally {
+      await close();
+    }
   });
 });
