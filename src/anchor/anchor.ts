@@ -162,3 +162,15 @@ export async function writeAnchor(
   await createExclusive(file, bytes);
   return { file, statement };
 }
+
+/** The tenant's newest anchor in DIR (statement bytes and signature), or undefined when none. */
+export async function readNewestAnchor(
+  dir: string,
+  tenantId: string,
+): Promise<{ file: string; statement: Buffer; jws: string } | undefined> {
+  const file = (await listAnchorFiles(dir, tenantId)).at(-1);
+  if (file === undefined) return undefined;
+  const jws = await readFile(`${file}.jws`, 'utf8').catch(() => undefined);
+  if (jws === undefined) return undefined;
+  return { file, statement: await readFile(file), jws };
+}

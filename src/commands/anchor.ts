@@ -19,12 +19,15 @@ function keygenCommand(): Command {
     .description(
       'Write a new Ed25519 key pair into DIR: anchor-signing.pem (PKCS#8, for GOVTRAIL_ANCHOR_SIGNING_KEY_FILE; keep it secret) and anchor-public.pem (for verify --public-key; give it to the auditors). Refuses to overwrite either file.',
     )
-    .requiredOption('--out <dir>', 'directory for the two files')
-    .action(async (opts: { out: string }) => {
+    .option('--out <dir>', 'directory for the two files (required)')
+    .action(async (opts: { out?: string }, cmd: Command) => {
+      // `anchor` has an --out of its own, which commander fills when it comes after `keygen`.
+      const out = opts.out ?? (cmd.parent?.opts() as { out?: string } | undefined)?.out;
+      if (out === undefined) throw new GovtrailError('USAGE', 'anchor keygen: --out DIR is required');
       const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-      await mkdir(opts.out, { recursive: true });
-      const priv = path.join(opts.out, 'anchor-signing.pem');
-      const pub = path.join(opts.out, 'anchor-public.pem');
+      await mkdir(out, { recursive: true });
+      const priv = path.join(out, 'anchor-signing.pem');
+      const pub = path.join(out, 'anchor-public.pem');
       try {
         await writeFile(priv, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
           flag: 'wx',

@@ -317,7 +317,7 @@ async function verifyTenant(
   for (const a of pendingAnchors)
     checkAnchor(
       a,
-      `the store holds ${rows} entries of the tenant, the anchor ${a.entries}: ${a.entries - rows} entries were deleted from the end (or the chain was cut short)`,
+      `the store holds ${rows} entries of the tenant, the anchor ${a.entries}: ${a.entries - rows} ${a.entries - rows === 1 ? 'entry was' : 'entries were'} deleted from the end (or the chain was cut short)`,
     );
 
   // Every row belongs to a run that says it inserted exactly that many rows.

@@ -257,6 +257,40 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     }
   });
 
+  it('the evidence pack carries the newest anchor of the tenant and its public key', async () => {
+    const s = await anchored();
+    expect((await cli('anchor', '--out', s.anchors)).code).toBe(0);
+    vi.stubEnv('GOVTRAIL_ANCHOR_DIR', s.anchors);
+    const out = path.join(s.work, 'pack');
+    const made = await cli(
+      'export',
+      'evidence-pack',
+      '--from',
+      '2000-01-01',
+      '--to',
+      '2100-01-01',
+      '--out',
+      out,
+    );
+    expect(made.code).toBe(0);
+    const dir = path.join(s.anchors, 'acme');
+    const newest = readdirSync(dir)
+      .filter((f) => f.endsWith('.anchor.json'))
+      .sort()
+      .at(-1) as string;
+    expect(readFileSync(path.join(out, 'anchor.json'))).toEqual(readFileSync(path.join(dir, newest)));
+    expect(readFileSync(path.join(out, 'anchor.json.jws'), 'utf8')).toBe(
+      readFileSync(path.join(dir, `${newest}.jws`), 'utf8'),
+    );
+    expect(readFileSync(path.join(out, 'anchor-public.pem'), 'utf8')).toBe(readFileSync(s.publicKey, 'utf8'));
+    const manifest = JSON.parse(readFileSync(path.join(out, 'manifest.json'), 'utf8'));
+    expect(manifest.files.map((f: { name: string }) => f.name)).toEqual(
+      expect.arrayContaining(['anchor.json', 'anchor.json.jws', 'anchor-public.pem']),
+    );
+    expect(readFileSync(path.join(out, 'README.txt'), 'utf8')).toContain('govtrail verify --anchors');
+    expect((await cli('verify-pack', out, '--hashes-only')).code).toBe(0);
+  });
+
   it('an altered anchor, or one signed by another key, fails', async () => {
     const s = await anchored();
     const dir = path.join(s.anchors, 'acme');
