@@ -60,7 +60,9 @@ async function fill(): Promise<void> {
     await c.query(`drop database if exists ${DATABASE} with (force)`);
     await c.query(`create database ${DATABASE}`);
   });
-  process.stderr.write(`bench: filling ${DATABASE} with ${N.toLocaleString('en')} entries (sync from a sandbox)\n`);
+  process.stderr.write(
+    `bench: filling ${DATABASE} with ${N.toLocaleString('en')} entries (sync from a sandbox)\n`,
+  );
   const sb = await startSandboxProcess(['--entries', String(N)]);
   try {
     const env = govtrailEnv(sb, databaseUrl(DATABASE), { LOG_LEVEL: 'warn' });
@@ -96,14 +98,23 @@ async function main(): Promise<void> {
     const anchors = path.join(work, 'anchors');
     const a = await runGovtrail(['anchor', '--out', anchors], env);
     if (a.code !== 0) throw new Error(`anchor failed: ${a.stderr}`);
-    process.stdout.write(`| run | entries | wall time | peak RSS | exit | output |\n|---|---|---|---|---|---|\n`);
+    process.stdout.write(
+      `| run | entries | wall time | peak RSS | exit | output |\n|---|---|---|---|---|---|\n`,
+    );
     for (const [label, extra] of [
       ['verify --anchors', {}],
-      [`verify --anchors, heap capped at ${HEAP_CAP_MIB} MiB`, { NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MIB}` }],
+      [
+        `verify --anchors, heap capped at ${HEAP_CAP_MIB} MiB`,
+        { NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MIB}` },
+      ],
     ] as const) {
-      const r = await runGovtrail(['verify', '--anchors', anchors, '--public-key', pub], { ...env, ...extra }, {
-        memory: true,
-      });
+      const r = await runGovtrail(
+        ['verify', '--anchors', anchors, '--public-key', pub],
+        { ...env, ...extra },
+        {
+          memory: true,
+        },
+      );
       const first = r.stdout.split('\n')[0] ?? '';
       process.stdout.write(
         `| ${label} | ${N.toLocaleString('en')} | ${(r.ms / 1000).toFixed(1)} s | ${((r.peakRssKb ?? 0) / 1024).toFixed(0)} MiB | ${r.code} | ${first} |\n`,
