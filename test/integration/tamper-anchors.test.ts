@@ -8,15 +8,17 @@
  * every trigger (and foreign key) switched off, as an operator with database access could.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createRunAnchorer } from '../../src/anchor/after-run.js';
 import { runCli } from '../../src/cli.js';
+import { silentLogger } from '../../src/logger.js';
 import { contentHash, rowHash } from '../../src/normalise/canonical.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness, testConfig } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -289,6 +291,40 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     );
     expect(readFileSync(path.join(out, 'README.txt'), 'utf8')).toContain('govtrail verify --anchors');
     expect((await cli('verify-pack', out, '--hashes-only')).code).toBe(0);
+  });
+
+  it('the worker anchors a tenant after every run that stored entries, and only then', async () => {
+    h = await createHarness({ entries: 40, seed: 9 });
+    const work = mkdtempSync(path.join(tmpdir(), 'govtrail-worker-anchors-'));
+    const anchors = path.join(work, 'anchors');
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const config = testConfig({ GOVTRAIL_ANCHOR_DIR: anchors, GOVTRAIL_ANCHOR_SIGNING_KEY: pem(privateKey) });
+    const anchorer = createRunAnchorer(config, h.database, silentLogger);
+    const files = () =>
+      existsSync(path.join(anchors, 'acme'))
+        ? readdirSync(path.join(anchors, 'acme')).filter((f) => f.endsWith('.anchor.json'))
+        : [];
+    const first = await h.sync();
+    anchorer.onRun(first);
+    await anchorer.idle();
+    expect(files()).toHaveLength(1);
+    // Nothing new: no anchor.
+    const idle = await h.sync();
+    expect(idle.counters.entriesInserted).toBe(0);
+    anchorer.onRun(idle);
+    await anchorer.idle();
+    expect(files()).toHaveLength(1);
+    h.sandbox.history.append(2);
+    const next = await h.sync();
+    anchorer.onRun(next);
+    await anchorer.idle();
+    expect(files()).toHaveLength(2);
+    const newest = JSON.parse(readFileSync(path.join(anchors, 'acme', files().sort()[1] as string), 'utf8'));
+    expect(newest.entries).toBe(h.sandbox.history.size);
+    // Without a key, GOVTRAIL_ANCHOR_DIR is a configuration error at start-up.
+    expect(() =>
+      createRunAnchorer(testConfig({ GOVTRAIL_ANCHOR_DIR: anchors }), h?.database as never, silentLogger),
+    ).toThrow(/GOVTRAIL_ANCHOR_SIGNING_KEY/);
   });
 
   it('an altered anchor, or one signed by another key, fails', async () => {
