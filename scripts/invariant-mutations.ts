@@ -363,6 +363,18 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
   },
+  {
+    name: 'worker-anchor-skipped',
+    breaks: 'integrity.md, anchors: the worker writes no anchor after a run that stored entries',
+    patches: [
+      {
+        file: 'src/anchor/after-run.ts',
+        find: 'summary.counters.entriesInserted === 0) return;',
+        replace: 'summary.counters.entriesInserted >= 0) return;',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
