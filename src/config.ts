@@ -99,6 +99,8 @@ export interface Config {
   readonly anchorSigningKey: string | undefined;
   /** Where the worker writes an anchor after every run that stored entries (`GOVTRAIL_ANCHOR_DIR`). */
   readonly anchorDir: string | undefined;
+  /** The worker refuses to start as the schema owner (`GOVTRAIL_REQUIRE_WRITER_ROLE`). */
+  readonly requireWriterRole: boolean;
   /** Port of the worker's /healthz and /metrics. */
   readonly httpPort: number;
   /** Tenants synced at once by the worker. */
@@ -1317,6 +1319,7 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     webhookSecret: shortWebhook?.type === 'webhook' ? shortWebhook.secret : undefined,
     evidenceSigningKey: secretOrFile(env, 'GOVTRAIL_EVIDENCE_SIGNING_KEY', cwd),
     anchorSigningKey: secretOrFile(env, 'GOVTRAIL_ANCHOR_SIGNING_KEY', cwd),
+    requireWriterRole: boolSetting(env, 'GOVTRAIL_REQUIRE_WRITER_ROLE', false),
     anchorDir:
       nonEmpty(env['GOVTRAIL_ANCHOR_DIR']) && path.resolve(cwd, env['GOVTRAIL_ANCHOR_DIR'] as string),
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),

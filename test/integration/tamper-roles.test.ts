@@ -14,6 +14,7 @@ import { createAlerting } from '../../src/alerts/setup.js';
 import { silentLogger } from '../../src/logger.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
+import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
 import { verifyStore } from '../../src/store/verify.js';
 import { reconcileTenant, syncTenant } from '../../src/sync/service.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
@@ -139,6 +140,17 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
       // It reads and inserts, as the worker needs.
       expect(await failure(c, 'select count(*) from govtrail.history_entry')).toBeUndefined();
     });
+  });
+
+  it('with GOVTRAIL_REQUIRE_WRITER_ROLE the worker refuses the owner and accepts the writer', async () => {
+    h = await createHarness({ entries: 5, seed: 3 });
+    const url = await writerUrl(h.testDb.url as string);
+    writer = await openDatabase({ url });
+    expect(await connectedAsOwner(h.database.db)).toBe(true);
+    expect(await connectedAsOwner(writer.db)).toBe(false);
+    await expect(requireWriterRole(h.database.db, true)).rejects.toThrow(/GOVTRAIL_REQUIRE_WRITER_ROLE/);
+    await expect(requireWriterRole(h.database.db, false)).resolves.toBeUndefined();
+    await expect(requireWriterRole(writer.db, true)).resolves.toBeUndefined();
   });
 
   it('every evidence table is append-only for the owner too, field_change included', async () => {
