@@ -79,17 +79,9 @@ interface AnnotationDb {
   display_url: string | null;
 }
 
+/** A stored snapshot's presence; its columns are compared in SQL (verify-columns.ts). */
 interface SnapshotDb {
   entry_id: string;
-  allowed_client_types: string[] | null;
-  allows_all_client_types: boolean;
-  audit_verbosity: string | null;
-  auto_discovery_enabled: boolean | null;
-  default_tool_classification: string | null;
-  enabled: boolean | null;
-  prefer_code_mode_over_direct_tools: boolean | null;
-  require_tool_approval: boolean | null;
-  surface_requestable_tools: boolean | null;
 }
 
 export async function verifyStore(db: Session, options: VerifyOptions = {}): Promise<VerifyResult> {
@@ -204,9 +196,7 @@ async function verifyTenant(
     ).rows;
     const snapshots = (
       await sql<SnapshotDb>`
-        select entry_id, allowed_client_types, allows_all_client_types, audit_verbosity, auto_discovery_enabled,
-               default_tool_classification, enabled, prefer_code_mode_over_direct_tools, require_tool_approval,
-               surface_requestable_tools
+        select entry_id
         from govtrail.settings_snapshot
         where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])`.execute(db)
     ).rows;
