@@ -322,6 +322,127 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: [REGISTRY],
+    name: 'anchor-truncation-ignored',
+    breaks:
+      'integrity.md, anchors: verify with anchors does not notice that the newest anchored entries were deleted',
+    patches: [
+      {
+        file: 'src/store/verify.ts',
+        find: '  for (const a of pendingAnchors)\n    checkAnchor(',
+        replace: '  for (const a of pendingAnchors.slice(pendingAnchors.length))\n    checkAnchor(',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'anchor-head-not-compared',
+    breaks:
+      'integrity.md, anchors: verify with anchors accepts a chain recomputed after an edit (the anchored head hash is not compared)',
+    patches: [
+      {
+        file: 'src/store/verify.ts',
+        find: "if (at.recomputed.toString('hex') !== anchor.head.rowHash)",
+        replace: "if (at.recomputed.toString('hex') !== anchor.head.rowHash && at.entryId === '')",
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'anchor-signature-unchecked',
+    breaks: 'integrity.md, anchors: verify trusts an altered anchor or one signed by another key',
+    patches: [
+      {
+        file: 'src/anchor/check.ts',
+        find: '  if (!verdict.ok) {',
+        replace: "  if (!verdict.ok && jws === '') {",
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'typed-columns-unchecked',
+    breaks: 'integrity.md: verify does not compare the typed columns of history_entry with raw',
+    patches: [
+      {
+        file: 'src/store/verify.ts',
+        find: '      ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
+        replace: '      ...(await findEntryColumnMismatches(db, tenantId, [])),',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts', 'test/integration/tamper-verify.test.ts'],
+  },
+  {
+    name: 'snapshot-columns-unchecked',
+    breaks: 'integrity.md: verify does not compare the columns of settings_snapshot with raw',
+    patches: [
+      {
+        file: 'src/store/verify.ts',
+        find: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
+        replace: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'field-change-direction-unchecked',
+    breaks: 'integrity.md: verify does not compare field_change directions with a recomputed diff',
+    patches: [
+      {
+        file: 'src/store/verify-changes.ts',
+        find: 'if (g.old !== w.old || g.new !== w.new || g.direction !== w.direction)',
+        replace: 'if (g.old !== w.old || g.new !== w.new)',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'field-change-not-append-only',
+    breaks: 'data-model.md: field_change accepts UPDATE (its append-only trigger fires on DELETE only)',
+    patches: [
+      {
+        file: 'sql/0009_tamper_roles.sql',
+        find: 'create trigger field_change_append_only before update or delete on govtrail.field_change',
+        replace: 'create trigger field_change_append_only before delete on govtrail.field_change',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'field-change-delete-unguarded',
+    breaks: 'data-model.md: field_change rows may be deleted outside the recompute of a late arrival',
+    patches: [
+      {
+        file: 'sql/0009_tamper_roles.sql',
+        find: "  if tg_op = 'DELETE' and exists (",
+        replace: "  if tg_op = 'DELETE' or exists (",
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'writer-migrates-at-start',
+    breaks:
+      'docs/deploy.md: start-up runs DDL although the schema is up to date, so the writer role cannot start',
+    patches: [
+      {
+        file: 'src/store/migrate.ts',
+        find: '      if (upToDate !== undefined) return upToDate;',
+        replace: '      if (upToDate !== undefined && upToDate.current < 0) return upToDate;',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'worker-anchor-skipped',
+    breaks: 'integrity.md, anchors: the worker writes no anchor after a run that stored entries',
+    patches: [
+      {
+        file: 'src/anchor/after-run.ts',
+        find: 'summary.counters.entriesInserted === 0) return;',
+        replace: 'summary.counters.entriesInserted >= 0) return;',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
   },
 ];
 

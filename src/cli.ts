@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
  */
 import { Command, CommanderError } from 'commander';
 import { alertsCommand } from './commands/alerts.js';
+import { anchorCommand } from './commands/anchor.js';
 import { changesCommand } from './commands/changes.js';
 import { demoCommand } from './commands/demo.js';
 import { ExitCode } from './commands/exit.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   program.addCommand(exportCommand());
   program.addCommand(reportCommand());
   program.addCommand(verifyCommand());
+  program.addCommand(anchorCommand());
   program.addCommand(verifyPackCommand());
   program.addCommand(tenantsCommand());
   return program;

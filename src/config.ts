@@ -92,6 +92,15 @@ export interface Config {
    * (`GOVTRAIL_EVIDENCE_SIGNING_KEY` or `…_FILE`); packs are unsigned without it. Never logged.
    */
   readonly evidenceSigningKey: string | undefined;
+  /**
+   * Ed25519 private key (PEM PKCS#8, or a JWK) that signs chain anchors
+   * (`GOVTRAIL_ANCHOR_SIGNING_KEY` or `…_FILE`; docs/tamper-evidence.md). Never logged.
+   */
+  readonly anchorSigningKey: string | undefined;
+  /** Where the worker writes an anchor after every run that stored entries (`GOVTRAIL_ANCHOR_DIR`). */
+  readonly anchorDir: string | undefined;
+  /** The worker refuses to start as the schema owner (`GOVTRAIL_REQUIRE_WRITER_ROLE`). */
+  readonly requireWriterRole: boolean;
   /** Port of the worker's /healthz and /metrics. */
   readonly httpPort: number;
   /** Tenants synced at once by the worker. */
@@ -1309,6 +1318,10 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     runbookUrl: runbookUrlSetting(env, 'GOVTRAIL_RUNBOOK_URL'),
     webhookSecret: shortWebhook?.type === 'webhook' ? shortWebhook.secret : undefined,
     evidenceSigningKey: secretOrFile(env, 'GOVTRAIL_EVIDENCE_SIGNING_KEY', cwd),
+    anchorSigningKey: secretOrFile(env, 'GOVTRAIL_ANCHOR_SIGNING_KEY', cwd),
+    requireWriterRole: boolSetting(env, 'GOVTRAIL_REQUIRE_WRITER_ROLE', false),
+    anchorDir:
+      nonEmpty(env['GOVTRAIL_ANCHOR_DIR']) && path.resolve(cwd, env['GOVTRAIL_ANCHOR_DIR'] as string),
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),

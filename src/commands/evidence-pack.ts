@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { humanSeconds } from '../alerts/format.js';
+import { packAnchor } from '../anchor/pack.js';
 import { parseDurationSetting } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import { PACK_FILES } from '../export/pack/files.js';
@@ -106,6 +107,7 @@ export function evidencePackCommand(): Command {
             now: new Date(),
             interval,
             signingKey,
+            anchor: await packAnchor(config, tenantId),
             version: packageVersion(),
             onProgress: progress.update,
           });

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError } from '../errors.js';
+import { requireWriterRole } from '../store/roles.js';
 import { startWorkerService } from '../worker/service.js';
 import { createContext } from './context.js';
 
@@ -31,6 +32,7 @@ export function workerCommand(): Command {
       const database = await ctx.openDatabase();
       let service: Awaited<ReturnType<typeof startWorkerService>>;
       try {
+        await requireWriterRole(database.db, config.requireWriterRole);
         service = await startWorkerService({ config, logger, database });
       } catch (err) {
         await database.close();

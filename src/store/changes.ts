@@ -166,7 +166,11 @@ export interface FieldChangeRow {
   readonly change: FieldChange;
 }
 
-/** Replaces the field changes of the given entries (a late arrival changes its successor's diff). */
+/**
+ * Replaces the field changes of the given entries (a late arrival changes its successor's diff):
+ * deletes theirs, then inserts. No upsert: field_change is append-only (0009), and its trigger lets
+ * the delete through only in the transaction that stored the late arrival.
+ */
 export async function replaceFieldChanges(
   db: Session,
   tenantId: string,
@@ -185,11 +189,7 @@ export async function replaceFieldChanges(
                 ${rows.map((r) => (r.change.oldValue === null || r.change.oldValue === undefined ? null : toJsonbText(r.change.oldValue)))}::text[],
                 ${rows.map((r) => (r.change.newValue === null || r.change.newValue === undefined ? null : toJsonbText(r.change.newValue)))}::text[],
                 ${rows.map((r) => r.change.direction)}::text[])
-         as f(entry_id, field, old_value, new_value, direction)
-    on conflict (tenant_id, entry_id, field) do update
-      set old_value = excluded.old_value, new_value = excluded.new_value, direction = excluded.direction`.execute(
-    db,
-  );
+         as f(entry_id, field, old_value, new_value, direction)`.execute(db);
 }
 
 const FIELD_CHANGE_COLUMNS = [

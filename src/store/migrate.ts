@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { GovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { packagePath } from '../paths.js';
-import type { Database } from './database.js';
+import type { Database, Session } from './database.js';
 
 /** Advisory lock key of the migration runner ("govtrail" in ASCII, as a bigint). */
 const MIGRATION_LOCK_KEY = 0x676f767472616966n;
@@ -44,7 +44,32 @@ export interface MigrateResult {
   readonly current: number;
 }
 
-/** Brings the schema up to date. Idempotent. */
+/**
+ * The result of a migration run when every file is applied (checksums matching); undefined when
+ * something is pending, or the ledger does not exist yet. Read-only.
+ */
+async function appliedState(
+  session: Session,
+  migrations: readonly MigrationFile[],
+): Promise<MigrateResult | undefined> {
+  const { rows } = await sql<{
+    exists: boolean;
+  }>`select to_regclass('govtrail.schema_migration') is not null as exists`.execute(session);
+  if (rows[0]?.exists !== true) return undefined;
+  const done = await session
+    .selectFrom('govtrail.schema_migration')
+    .select(['version', 'checksum'])
+    .execute();
+  const byVersion = new Map(done.map((m) => [m.version, m.checksum]));
+  for (const m of migrations) if (byVersion.get(m.version) !== m.checksum) return undefined;
+  return { applied: [], current: migrations.at(-1)?.version ?? 0 };
+}
+
+/**
+ * Brings the schema up to date. Idempotent: an up-to-date schema is left untouched (no DDL runs),
+ * so commands and the worker may run as the writer role; pending migrations need the owner
+ * (`govtrail migrate`).
+ */
 export async function migrate(
   database: Database,
   logger: Logger,
@@ -53,6 +78,10 @@ export async function migrate(
   return database.withSession(async (session) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.execute(session);
     try {
+      // Up to date: nothing to do, and no DDL — so a role that may not alter the schema (the
+      // writer, docs/deploy.md) starts as well as the owner.
+      const upToDate = await appliedState(session, migrations);
+      if (upToDate !== undefined) return upToDate;
       await database.executeScript(
         session,
         `create schema if not exists govtrail;
@@ -87,9 +116,12 @@ export async function migrate(
           await database.executeScript(session, 'commit');
         } catch (err) {
           await database.executeScript(session, 'rollback').catch(() => {});
-          throw new GovtrailError('MIGRATION_FAILED', `${m.name} failed: ${(err as Error).message}`, {
-            cause: err,
-          });
+          const denied = (err as { code?: string }).code === '42501';
+          throw new GovtrailError(
+            'MIGRATION_FAILED',
+            `${m.name} failed: ${(err as Error).message}${denied ? ' (the schema is behind: run `govtrail migrate` with the owner role, then start again as the writer)' : ''}`,
+            { cause: err },
+          );
         }
         logger.info({ migration: m.name }, 'applied migration');
         applied.push(m.name);

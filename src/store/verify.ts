@@ -1,12 +1,19 @@
 /**
  * Tamper evidence: recomputes each tenant's row_hash chain in storage (`seq`) order, in keyset
- * pages, and checks the child rows (annotations, snapshot) and the run ledger against the entries.
- * Read-only.
+ * pages, and checks the child rows (annotations, snapshot), every typed column and the run ledger
+ * against the entries, and field_change against a recomputed diff. Given trusted anchors
+ * (src/anchor/check.ts), it also checks that the recomputed chain still reaches each anchored head
+ * at the anchored entry count. Read-only.
  */
 import { sql } from 'kysely';
+import type { AnchorHead } from '../anchor/check.js';
+import { DEFAULT_RANKS, type Ranks } from '../changes/diff.js';
 import { contentHash, rowHash } from '../normalise/canonical.js';
 import { normaliseEntry } from '../normalise/entry.js';
+import type { NormalisedEntry } from '../normalise/types.js';
 import type { Session } from './database.js';
+import { verifyFieldChanges } from './verify-changes.js';
+import { findEntryColumnMismatches, findSnapshotColumnMismatches } from './verify-columns.js';
 
 export type TamperKind =
   | 'hash_mismatch'
@@ -15,7 +22,13 @@ export type TamperKind =
   | 'snapshot_mismatch'
   | 'run_count_mismatch'
   /** content_sha256 (0004) does not match raw: reconcile would report a rewrite that is not one. */
-  | 'content_hash_mismatch';
+  | 'content_hash_mismatch'
+  /** A typed column of history_entry or settings_snapshot does not say what raw says. */
+  | 'column_mismatch'
+  /** A field_change row is not what the diff of the stored snapshots gives (or is missing). */
+  | 'field_change_mismatch'
+  /** The store no longer reproduces an anchored head (edit, insertion, deletion, truncation). */
+  | 'anchor_mismatch';
 
 export interface TamperFinding {
   readonly tenantId: string;
@@ -28,6 +41,10 @@ export interface TamperFinding {
 export interface VerifyResult {
   readonly tenants: number;
   readonly rowsVerified: number;
+  /** field_change rows compared with the recomputed diff. */
+  readonly fieldChangesVerified: number;
+  /** Anchors the store was checked against. */
+  readonly anchorsVerified: number;
   /** Per tenant, the first broken link of the chain; then child-row and ledger findings. */
   readonly findings: readonly TamperFinding[];
 }
@@ -37,6 +54,10 @@ export interface VerifyOptions {
   readonly pageSize?: number;
   /** Child-row findings kept per tenant (the chain reports only its first break). */
   readonly maxFindingsPerTenant?: number;
+  /** Ranks of the rule pack, for the recomputed field_change directions (default: alerts.md's). */
+  readonly ranks?: Ranks;
+  /** Trusted anchors per tenant, oldest first: the store must reproduce each. */
+  readonly anchors?: ReadonlyMap<string, readonly AnchorHead[]>;
 }
 
 interface EntryRowDb {
@@ -58,23 +79,15 @@ interface AnnotationDb {
   display_url: string | null;
 }
 
+/** A stored snapshot's presence; its columns are compared in SQL (verify-columns.ts). */
 interface SnapshotDb {
   entry_id: string;
-  allowed_client_types: string[] | null;
-  allows_all_client_types: boolean;
-  audit_verbosity: string | null;
-  auto_discovery_enabled: boolean | null;
-  default_tool_classification: string | null;
-  enabled: boolean | null;
-  prefer_code_mode_over_direct_tools: boolean | null;
-  require_tool_approval: boolean | null;
-  surface_requestable_tools: boolean | null;
 }
 
 export async function verifyStore(db: Session, options: VerifyOptions = {}): Promise<VerifyResult> {
   const pageSize = options.pageSize ?? 1000;
   const maxFindings = options.maxFindingsPerTenant ?? 20;
-  const tenants =
+  const stored =
     options.tenantId !== undefined
       ? [options.tenantId]
       : (
@@ -83,14 +96,50 @@ export async function verifyStore(db: Session, options: VerifyOptions = {}): Pro
             union select tenant_id from govtrail.sync_run group by tenant_id
             order by 1`.execute(db)
         ).rows.map((r) => r.tenant_id);
+  // A tenant anchored but with nothing left in the store is checked too: everything was deleted.
+  const anchored = options.tenantId === undefined ? [...(options.anchors?.keys() ?? [])] : [];
+  const tenants = [...new Set([...stored, ...anchored])].sort();
   const findings: TamperFinding[] = [];
   let rowsVerified = 0;
+  let fieldChangesVerified = 0;
+  let anchorsVerified = 0;
   for (const tenantId of tenants) {
-    const r = await verifyTenant(db, tenantId, pageSize, maxFindings);
+    const heads = options.anchors?.get(tenantId) ?? [];
+    const r = await verifyTenant(db, tenantId, pageSize, maxFindings, heads);
     rowsVerified += r.rows;
     findings.push(...r.findings);
+    const changes = await verifyFieldChanges(db, tenantId, options.ranks ?? DEFAULT_RANKS, {
+      pageSize,
+      maxFindings,
+    });
+    fieldChangesVerified += changes.rows;
+    anchorsVerified += heads.length;
+    for (const m of changes.mismatches)
+      findings.push({
+        tenantId,
+        kind: 'field_change_mismatch',
+        seq: null,
+        entryId: m.entryId === '' ? null : m.entryId,
+        detail: m.detail,
+      });
   }
-  return { tenants: tenants.length, rowsVerified, findings };
+  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings };
+}
+
+/** Where the store stands against one anchor: undefined when it reproduces the anchored head. */
+function anchorDifference(
+  anchor: AnchorHead,
+  at: { entryId: string; recomputed: Buffer; stored: Buffer } | undefined,
+): string | undefined {
+  if (anchor.head === null) return undefined;
+  if (at === undefined) return undefined;
+  if (at.entryId !== anchor.head.entryId)
+    return `entry ${anchor.entries} in storage order is ${at.entryId}, the anchor names ${anchor.head.entryId}: entries before it were inserted or deleted`;
+  if (at.recomputed.toString('hex') !== anchor.head.rowHash)
+    return at.stored.toString('hex') === anchor.head.rowHash
+      ? `the chain recomputed from the stored rows does not reach the anchored head hash ${anchor.head.rowHash.slice(0, 16)}…: an entry before it was edited (its stored row_hash was left as it was)`
+      : `the chain recomputed from the stored rows reaches ${at.recomputed.toString('hex').slice(0, 16)}…, the anchor states ${anchor.head.rowHash.slice(0, 16)}…: an entry up to it was edited and the chain recomputed`;
+  return undefined;
 }
 
 async function verifyTenant(
@@ -98,8 +147,28 @@ async function verifyTenant(
   tenantId: string,
   pageSize: number,
   maxFindings: number,
+  anchors: readonly AnchorHead[],
 ): Promise<{ rows: number; findings: TamperFinding[] }> {
   const findings: TamperFinding[] = [];
+  // The chain as the rows give it now, whatever row_hash says: what anchors are checked against.
+  let recomputed: Buffer | null = null;
+  const pendingAnchors = [...anchors].sort((a, b) => a.entries - b.entries);
+  let anchorFailed = false;
+  const checkAnchor = (anchor: AnchorHead, detail: string | undefined): void => {
+    if (detail === undefined || anchorFailed) return;
+    anchorFailed = true;
+    findings.push({
+      tenantId,
+      kind: 'anchor_mismatch',
+      seq: null,
+      entryId: anchor.head?.entryId ?? null,
+      detail: `anchor ${anchor.file} (${anchor.entries} entries, ${anchor.anchoredAt}) fails: ${detail}`,
+    });
+  };
+  while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === 0) {
+    const a = pendingAnchors.shift() as AnchorHead;
+    checkAnchor(a, undefined);
+  }
   let chainBroken = false;
   let childFindings = 0;
   let prevHash: Buffer | null = null;
@@ -127,9 +196,7 @@ async function verifyTenant(
     ).rows;
     const snapshots = (
       await sql<SnapshotDb>`
-        select entry_id, allowed_client_types, allows_all_client_types, audit_verbosity, auto_discovery_enabled,
-               default_tool_classification, enabled, prefer_code_mode_over_direct_tools, require_tool_approval,
-               surface_requestable_tools
+        select entry_id
         from govtrail.settings_snapshot
         where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])`.execute(db)
     ).rows;
@@ -140,6 +207,7 @@ async function verifyTenant(
       else list.push(a);
     }
     const snapByEntry = new Map(snapshots.map((s) => [s.entry_id, s]));
+    const normalised: NormalisedEntry[] = [];
 
     for (const row of page) {
       rows++;
@@ -147,6 +215,16 @@ async function verifyTenant(
       perRun.set(row.run_id, (perRun.get(row.run_id) ?? 0) + 1);
       const raw = JSON.parse(row.raw) as unknown;
       const stored = Buffer.from(row.row_hash);
+      recomputed = rowHash(recomputed, {
+        tenantId,
+        entryId: row.entry_id,
+        createdAtText: row.created_at_text,
+        raw,
+      });
+      while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === rows) {
+        const a = pendingAnchors.shift() as AnchorHead;
+        checkAnchor(a, anchorDifference(a, { entryId: row.entry_id, recomputed, stored }));
+      }
       if (!chainBroken) {
         const expected = rowHash(prevHash, {
           tenantId,
@@ -193,15 +271,44 @@ async function verifyTenant(
         raw,
         annByEntry.get(row.entry_id) ?? [],
         snapByEntry.get(row.entry_id),
+        normalised,
       );
       if (problem !== undefined) {
         childFindings++;
         findings.push({ ...problem, tenantId, seq: Number(seq), entryId: row.entry_id });
       }
     }
+    // The typed columns of the page, compared by PostgreSQL with what raw normalises to.
+    const seqOf = new Map(page.map((r) => [r.entry_id, Number(r.seq)]));
+    const mismatches = [
+      ...(await findEntryColumnMismatches(db, tenantId, normalised)),
+      ...(await findSnapshotColumnMismatches(
+        db,
+        tenantId,
+        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),
+      )),
+    ];
+    for (const m of mismatches) {
+      if (childFindings >= maxFindings) break;
+      childFindings++;
+      findings.push({
+        tenantId,
+        kind: 'column_mismatch',
+        seq: seqOf.get(m.entryId) ?? null,
+        entryId: m.entryId,
+        detail: `${m.table}.${m.columns.join(', ')} ${m.columns.length === 1 ? 'differs' : 'differ'} from what the stored raw says: the column was edited (raw and the chain were not)`,
+      });
+    }
     afterSeq = BigInt(page[page.length - 1]?.seq ?? '0');
     if (page.length < pageSize) break;
   }
+
+  // Anchors beyond the stored rows: the newest entries were deleted (or everything was).
+  for (const a of pendingAnchors)
+    checkAnchor(
+      a,
+      `the store holds ${rows} entries of the tenant, the anchor ${a.entries}: ${a.entries - rows} ${a.entries - rows === 1 ? 'entry was' : 'entries were'} deleted from the end (or the chain was cut short)`,
+    );
 
   // Every row belongs to a run that says it inserted exactly that many rows.
   const runs = (
@@ -241,10 +348,12 @@ function checkChildren(
   raw: unknown,
   annotations: readonly AnnotationDb[],
   snapshot: SnapshotDb | undefined,
+  normalised: NormalisedEntry[],
 ): { kind: TamperKind; detail: string } | undefined {
   const n = normaliseEntry(tenantId, raw);
   if (!n.ok || n.value.entry.entryId !== entryId)
     return { kind: 'hash_mismatch', detail: 'stored raw no longer normalises to this entry' };
+  normalised.push(n.value);
   const want = n.value.annotations;
   if (want.length !== annotations.length)
     return {
@@ -280,28 +389,6 @@ function checkChildren(
           ? 'a snapshot is stored but the entry has none'
           : 'the entry has a snapshot but none is stored',
     };
-  if (s !== null && snapshot !== undefined) {
-    const fields = [
-      ['allows_all_client_types', s.allowsAllClientTypes, snapshot.allows_all_client_types],
-      ['audit_verbosity', s.auditVerbosity, snapshot.audit_verbosity],
-      ['auto_discovery_enabled', s.autoDiscoveryEnabled, snapshot.auto_discovery_enabled],
-      ['default_tool_classification', s.defaultToolClassification, snapshot.default_tool_classification],
-      ['enabled', s.enabled, snapshot.enabled],
-      [
-        'prefer_code_mode_over_direct_tools',
-        s.preferCodeModeOverDirectTools,
-        snapshot.prefer_code_mode_over_direct_tools,
-      ],
-      ['require_tool_approval', s.requireToolApproval, snapshot.require_tool_approval],
-      ['surface_requestable_tools', s.surfaceRequestableTools, snapshot.surface_requestable_tools],
-      [
-        'allowed_client_types',
-        s.allowedClientTypes === null ? null : JSON.stringify(s.allowedClientTypes),
-        snapshot.allowed_client_types === null ? null : JSON.stringify(snapshot.allowed_client_types),
-      ],
-    ] as const;
-    for (const [name, a, b] of fields)
-      if (a !== b) return { kind: 'snapshot_mismatch', detail: `snapshot ${name} differs from the entry` };
-  }
+  // The snapshot's columns are compared in SQL (findSnapshotColumnMismatches), with the casts COPY used.
   return undefined;
 }

@@ -5,6 +5,7 @@
  */
 import type { Agent } from 'undici';
 import { type Alerting, createAlerting } from '../alerts/setup.js';
+import { createRunAnchorer } from '../anchor/after-run.js';
 import type { Config, TenantConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
@@ -56,6 +57,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // One agent for every run: keep-alive connections and TLS sessions survive from tick to tick.
   const agent: Agent = createHttpAgent(config.http);
   const alerting = createAlerting(config, logger, database);
+  // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
+  const anchorer = createRunAnchorer(config, database, logger);
 
   const metrics = createWorkerMetrics({
     tenants: names,
@@ -99,7 +102,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       metrics.recordDeliveries(summary);
       return summary;
     },
-    onRun: (s) => metrics.recordRun(s),
+    onRun: (s) => {
+      metrics.recordRun(s);
+      anchorer.onRun(s);
+    },
   });
 
   const health = async (): Promise<HealthReport> => {
@@ -153,6 +159,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
           .close()
           .catch((err: unknown) => logger.warn({ err }, 'closing the alert sinks failed'));
         await agent.close();
+        await anchorer.idle();
         await database.close();
         logger.info({ aborted: result.aborted }, 'worker stopped');
         return result;

@@ -107,6 +107,34 @@ export const PACK_FILES: readonly PackFileDescription[] = [
   },
 ];
 
+/**
+ * Files a pack holds when an anchor of the tenant's chain was found (GOVTRAIL_ANCHOR_DIR):
+ * listed in the manifest like the others, after the data files.
+ */
+export const ANCHOR_FILES: readonly PackFileDescription[] = [
+  {
+    name: 'anchor.json',
+    answers: 'Can the stored history be checked against something kept outside the database?',
+    detail:
+      'The newest signed anchor of the tenant’s hash chain when the pack was made (a copy of the statement ' +
+      'file from GOVTRAIL_ANCHOR_DIR): entries stored, the head entry and its row_hash, the time, and the ' +
+      'sha256 of the anchor before it. `govtrail verify --anchors DIR --public-key FILE` checks the store ' +
+      'against it (docs/tamper-evidence.md).',
+  },
+  {
+    name: 'anchor.json.jws',
+    answers: 'Who signed the anchor?',
+    detail: 'The anchor’s Ed25519 signature, a detached JWS over anchor.json’s exact bytes (alg EdDSA).',
+  },
+  {
+    name: 'anchor-public.pem',
+    answers: 'Which key checks the anchor?',
+    detail:
+      'Present when the anchor signing key was configured: its public half. Trust it only if it matches the ' +
+      'key you hold from elsewhere: a key shipped with the evidence proves nothing by itself.',
+  },
+];
+
 /** The files the manifest lists (everything but the manifest and its signature). */
 export const LISTED_FILES: readonly string[] = PACK_FILES.map((f) => f.name).filter(
   (n) => n !== MANIFEST_FILE && n !== SIGNATURE_FILE,

@@ -36,7 +36,7 @@ import { iterateChanges } from '../../store/views.js';
 import { csvRow } from '../csv.js';
 import { EVIDENCE_HEADER, evidenceCells } from '../evidence.js';
 import { type CoverageSummary, CoverageTracker } from './coverage.js';
-import { CHECKSUMS_FILE, LISTED_FILES, MANIFEST_FILE, SIGNATURE_FILE } from './files.js';
+import { ANCHOR_FILES, CHECKSUMS_FILE, LISTED_FILES, MANIFEST_FILE, SIGNATURE_FILE } from './files.js';
 import { checksumsText, type Manifest, PACK_FORMAT, serialiseManifest } from './manifest.js';
 import { findValueOrigins, periodSettings, type SettingPeriod, SettingPeriodBuilder } from './periods.js';
 import { type PackSummary, readmeText } from './readme.js';
@@ -150,6 +150,23 @@ export interface EvidencePackOptions {
   readonly onProgress?: ((p: PackProgress) => void) | undefined;
   /** Rows per database page (tests use small pages). */
   readonly pageSize?: number | undefined;
+  /** The newest anchor of the tenant's chain, copied into the pack (ANCHOR_FILES). */
+  readonly anchor?: PackAnchor | undefined;
+}
+
+/** An anchor statement file, its detached JWS and, when known, the public key that checks it. */
+export interface PackAnchor {
+  readonly statement: Buffer;
+  readonly jws: string;
+  readonly publicKeyPem?: string | undefined;
+}
+
+/** Position of a file in the manifest: the listed order, anchor files just before SHA256SUMS. */
+function fileOrder(name: string): number {
+  const i = LISTED_FILES.indexOf(name);
+  return i !== -1
+    ? i
+    : LISTED_FILES.indexOf(CHECKSUMS_FILE) - 1 + ANCHOR_FILES.findIndex((f) => f.name === name) / 10;
 }
 
 export interface EvidencePackResult {
@@ -222,10 +239,22 @@ export async function writeEvidencePack(
         .execute((trx) => writeData(trx, target.partial, options)),
     );
     const signedBy = options.signingKey === undefined ? undefined : await keyThumbprint(options.signingKey);
-    const summary: PackSummary = { ...data.summary, signedBy };
     const files = [...data.files];
+    const anchor = options.anchor;
+    if (anchor !== undefined) {
+      files.push(await writeWholeFile(target.partial, 'anchor.json', anchor.statement, null));
+      files.push(await writeWholeFile(target.partial, 'anchor.json.jws', `${anchor.jws.trim()}\n`, null));
+      if (anchor.publicKeyPem !== undefined)
+        files.push(await writeWholeFile(target.partial, 'anchor-public.pem', anchor.publicKeyPem, null));
+    }
+    const anchorFiles = files.filter((f) => ANCHOR_FILES.some((a) => a.name === f.name)).map((f) => f.name);
+    const summary: PackSummary = {
+      ...data.summary,
+      signedBy,
+      ...(anchor === undefined ? {} : { anchorFiles }),
+    };
     files.push(await writeWholeFile(target.partial, 'README.txt', readmeText(summary), null));
-    files.sort((a, b) => LISTED_FILES.indexOf(a.name) - LISTED_FILES.indexOf(b.name));
+    files.sort((a, b) => fileOrder(a.name) - fileOrder(b.name));
     files.push(await writeWholeFile(target.partial, CHECKSUMS_FILE, checksumsText(files), files.length));
 
     const manifest: Manifest = {

@@ -4,7 +4,7 @@
  */
 import { humanSeconds } from '../../alerts/format.js';
 import type { CoverageSummary } from './coverage.js';
-import { CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
+import { ANCHOR_FILES, CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
 
 /** The pack's figures, for README.txt and the command's output. */
 export interface PackSummary {
@@ -28,6 +28,8 @@ export interface PackSummary {
   readonly signedBy: string | undefined;
   /** The report's timeline was thinned (more rows than the chart keeps). */
   readonly reportThinned: boolean;
+  /** Names of the anchor files the pack holds (ANCHOR_FILES), when an anchor was found. */
+  readonly anchorFiles?: readonly string[];
 }
 
 function n(v: number): string {
@@ -68,7 +70,10 @@ export function readmeText(s: PackSummary): string {
       : `Last verified against the source on ${s.reconcile.finishedAt.toISOString()}: ${n(s.reconcile.entriesMatched)} entries matched (integrity.json)`,
     `${n(s.discrepancies)} source discrepanc${s.discrepancies === 1 ? 'y' : 'ies'} recorded for entries of the period (integrity.json)`,
   ];
-  const files = PACK_FILES.filter((f) => f.name !== SIGNATURE_FILE || s.signedBy !== undefined)
+  const anchors = ANCHOR_FILES.filter((f) => s.anchorFiles?.includes(f.name) === true);
+  const listed = PACK_FILES.filter((f) => f.name !== SIGNATURE_FILE || s.signedBy !== undefined);
+  const at = listed.findIndex((f) => f.name === CHECKSUMS_FILE);
+  const files = [...listed.slice(0, at), ...anchors, ...listed.slice(at)]
     .map((f) => `${f.name}\n${wrap(f.answers, '    ')}\n${wrap(f.detail, '    ')}`)
     .join('\n\n');
   return `govtrail evidence pack
@@ -97,7 +102,15 @@ How to check this pack
    docs/evidence-pack.md of govtrail for an openssl recipe.
 3. Only the files listed in ${MANIFEST_FILE} belong to the pack: anything else in this directory was
    added afterwards.
-
+${
+  anchors.length > 0
+    ? `4. The history against its anchor (kept outside the database): with the signer's public key,
+   govtrail verify --anchors <the anchor directory> --public-key <key> exits 1 if any entry up to
+   anchor.json was edited, inserted or deleted; openssl alone checks anchor.json's signature
+   (docs/tamper-evidence.md of govtrail).
+`
+    : ''
+}
 Times are UTC. The CSV files are RFC 4180 (UTF-8, CRLF line ends). A cell a spreadsheet would run as a
 formula (starting with =, +, -, @, a tab or a carriage return) is prefixed with ' so it shows as text;
 the values are exact otherwise.

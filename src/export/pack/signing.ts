@@ -29,17 +29,17 @@ function keyFromText(text: string, kind: 'private' | 'public'): KeyObject {
 }
 
 /**
- * The signing key of GOVTRAIL_EVIDENCE_SIGNING_KEY (or its `_FILE`): an Ed25519 private key in PEM
- * (PKCS#8, `-----BEGIN PRIVATE KEY-----`) or as a private JWK. Anything else is a configuration
- * error (exit code 2) naming the variable.
+ * The signing key of GOVTRAIL_EVIDENCE_SIGNING_KEY (or its `_FILE`; or the variable `setting`
+ * names): an Ed25519 private key in PEM (PKCS#8, `-----BEGIN PRIVATE KEY-----`) or as a private
+ * JWK. Anything else is a configuration error (exit code 2) naming the variable.
  */
-export function parseSigningKey(text: string): KeyObject {
+export function parseSigningKey(text: string, setting = SIGNING_KEY_SETTING): KeyObject {
   let key: KeyObject;
   try {
     key = keyFromText(text, 'private');
   } catch (err) {
     throw new ConfigError(
-      SIGNING_KEY_SETTING,
+      setting,
       `is not a private key in PEM (PKCS#8) or JWK form: ${(err as Error).message}. Create one with ` +
         '`openssl genpkey -algorithm ed25519 -out evidence-signing.pem`',
       { cause: err },
@@ -47,7 +47,7 @@ export function parseSigningKey(text: string): KeyObject {
   }
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new ConfigError(
-      SIGNING_KEY_SETTING,
+      setting,
       `must be an Ed25519 key, got ${key.asymmetricKeyType ?? 'an unknown key type'}`,
     );
   }
