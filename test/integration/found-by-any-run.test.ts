@@ -3,8 +3,8 @@
  * database, with small pages on a sparse history (a change every other day), where a sync's first
  * page reaches far behind `checkpoint − lookback`:
  * - an entry slipped in 3 days behind the checkpoint is stored by the next sync and recorded there
- *   as `backdated` with AIGOV-018, in that run's transaction; a later reconcile and sync add
- *   nothing;
+ *   as `backdated` with AIGOV-018, in that run's transaction (a finding that cannot be written
+ *   fails the run: the entry is not kept without it); a later reconcile and sync add nothing;
  * - one id served twice with different contents is recorded as `conflicting_ids` with AIGOV-018
  *   (one version stored, the other in source_raw), in a sync and in a reconcile alike; reconcile
  *   exits 1 while the source serves it so, and a second reconcile records nothing new;
@@ -125,6 +125,30 @@ describe('a backdated entry on a page a sync reads anyway', () => {
     expect(rec.integrity).toMatchObject({ entriesBackdated: 0, entriesNew: 0, entriesConflicting: 0 });
     expect(await discrepancies(x)).toHaveLength(1);
     expect(await alertRows(x.database.db, rec.runId)).toEqual([]);
+  });
+
+  it('is never stored without its finding: a finding that cannot be written fails the run, the next run flags it', async () => {
+    h = await sparse(197);
+    const x = h;
+    const slipped = x.sandbox.history.backdate({ at: new Date(newestMs(x) - 3 * DAY * 1000).toISOString() });
+    const id = idOf(slipped);
+    await sql
+      .raw(`
+      create function govtrail.test_no_finding() returns trigger language plpgsql as $$
+      begin raise exception 'injected failure on %', tg_table_name; end $$;
+      create trigger test_no_finding before insert on govtrail.source_discrepancy
+        for each row execute function govtrail.test_no_finding();`)
+      .execute(x.database.db);
+    const failed = await x.sync({ tenant: TENANT });
+    await sql.raw('drop trigger test_no_finding on govtrail.source_discrepancy').execute(x.database.db);
+    expect(failed.status).toBe('failed');
+    expect(await storedEntry(x, id)).toBeUndefined();
+    const run = await x.sync({ tenant: TENANT });
+    expect(run.status).toBe('succeeded');
+    expect((await discrepancies(x)).map((d) => [d.entry_id, d.kind, d.run_id])).toEqual([
+      [id, 'backdated', run.runId],
+    ]);
+    expect((await storedEntry(x, id))?.run_id).toBe(run.runId);
   });
 
   it('is no discrepancy inside the lookback window: a late arrival is simply stored', async () => {
