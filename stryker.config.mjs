@@ -20,6 +20,7 @@ export default {
     'src/alerts/rule-schema.ts',
     'src/tenant-api/backoff.ts',
     'src/sync/stop-rule.ts',
+    'src/sync/served.ts',
   ],
   coverageAnalysis: 'perTest',
   // No type checker. The project's TypeScript 7 has no JS compiler API, which both

@@ -40,6 +40,8 @@ export default defineConfig({
       'test/unit/tenant-api-backoff*.test.ts',
       // sync/stop-rule.ts
       'test/unit/sync-stop-rule*.test.ts',
+      // sync/served.ts
+      'test/unit/sync-served.test.ts',
     ],
     sequence: { sequencer: UnitTestsFirst },
     testTimeout: 30_000,

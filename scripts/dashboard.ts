@@ -630,7 +630,8 @@ function panels(): Array<cog.Builder<Panel> | RowBuilder> {
             ('changed_at_source', h.open_changed_at_source),
             ('missing_at_source', h.open_missing_at_source),
             ('expired_at_source', h.open_expired_at_source),
-            ('backdated', h.open_backdated)) v(kind, open)
+            ('backdated', h.open_backdated),
+            ('conflicting_ids', h.open_conflicting_ids)) v(kind, open)
           where h.tenant_id = '$tenant'
         `),
       )

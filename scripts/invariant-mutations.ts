@@ -60,11 +60,15 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S2: an entry served twice in one batch is not removed before COPY',
     patches: [
       {
-        file: 'src/sync/steps.ts',
-        find: 'for (const e of entries) if (!unique.has(e.key.entryId)) unique.set(e.key.entryId, e);',
-        replace:
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
-          'for (const [i, e] of entries.entries()) unique.set(unique.has(e.key.entryId) ? `${e.key.entryId}#${i}` : e.key.entryId, e);',
+        file: 'src/sync/served.ts',
+        find: 'if (original === undefined) {',
+        replace: 'if (original === undefined || first.size >= 0) {',
+      },
+      {
+        file: 'src/sync/served.ts',
+        find: 'first.set(id, e);',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        replace: 'first.set(first.has(id) ? `${id}#${first.size}` : id, e);',
       },
     ],
     tests: [SYNC],
@@ -204,8 +208,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/steps.ts',
-        find: 'if (servedHash.equals(storedHash)) {',
-        replace: 'if (servedHash.equals(storedHash) || storedHash.length > 0) {',
+        find: 'if (!servedHash.equals(held.contentHash)) {',
+        replace: 'if (!servedHash.equals(held.contentHash) && held.contentHash.length === 0) {',
       },
     ],
     tests: [RECONCILE],
@@ -216,12 +220,12 @@ export const MUTATIONS: readonly Mutation[] = [
       'integrity.md: a served-not-stored entry behind checkpoint − lookback is stored without a finding',
     patches: [
       {
-        file: 'src/sync/reconcile.ts',
-        find: 'fresh.filter((e) => e.entry.createdAtKey < backdatedBefore)',
-        replace: 'fresh.filter((e) => e.entry.createdAtKey < backdatedBefore && backdatedBefore === "")',
+        file: 'src/sync/steps.ts',
+        find: 'fresh.filter((e) => e.entry.createdAtKey < before)',
+        replace: 'fresh.filter((e) => e.entry.createdAtKey < before && before === "")',
       },
     ],
-    tests: [RECONCILE],
+    tests: [RECONCILE, 'test/integration/found-by-any-run.test.ts'],
   },
   {
     name: 'hole-taken-as-expired',
@@ -443,6 +447,55 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts'],
+    name: 'backdated-only-by-reconcile',
+    breaks:
+      'S12: a sync stores an entry dated behind checkpoint − lookback (read on a page it fetched anyway) without recording it as backdated',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),',
+        replace:
+          "kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
+    name: 'conflicting-version-dropped',
+    breaks: 'S12: a second content served under one id in a listing is dropped as a duplicate',
+    patches: [
+      {
+        file: 'src/sync/served.ts',
+        find: 'if (seen.has(hex)) continue;',
+        replace: 'if (seen.has(hex) || hex.length > 0) continue;',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
+    name: 'conflicting-across-batches-as-rewrite',
+    breaks:
+      'S12: an id served twice in one listing, its copies in different write batches (or beside the stored version), is filed as changed_at_source, not conflicting_ids',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'if (held.runId === runId || heldServed) conflict(',
+        replace: 'if (held.runId === -1) conflict(',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
+    name: 'conflicting-ids-agree',
+    breaks: 'integrity.md: reconcile exits 0 while the source serves one id with two contents',
+    patches: [
+      {
+        file: 'src/commands/reconcile.ts',
+        find: '+ i.entriesBackdated + i.entriesConflicting === 0',
+        replace: '+ i.entriesBackdated === 0',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
   },
 ];
 

@@ -60,6 +60,7 @@ export const SOURCE_DISCREPANCY_KINDS = [
   'missing_at_source',
   'expired_at_source',
   'backdated',
+  'conflicting_ids',
 ] as const;
 export type SourceDiscrepancyKind = (typeof SOURCE_DISCREPANCY_KINDS)[number];
 

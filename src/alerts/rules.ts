@@ -534,6 +534,8 @@ const DISCREPANCY_SENTENCE: Readonly<Record<SourceDiscrepancyKind, string>> = {
     'This stored entry is older than anything the source still serves (its retention ran out).',
   backdated:
     'The source serves this entry, dated behind what any incremental run looks at; it is now stored.',
+  conflicting_ids:
+    'The source serves this id twice with different contents in one listing; both are kept. Held → other version:',
 };
 
 function entrySummary(

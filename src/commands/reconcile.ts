@@ -26,7 +26,12 @@ Discrepancy kinds (govtrail.source_discrepancy.kind):
   backdated          The source serves an entry govtrail did not have, dated before
                      checkpoint - lookback: no incremental run could have seen it. It is stored
                      now, with its field changes and alerts as a late arrival, and alerts AIGOV-018.
-                     Ask who inserted history into the past.
+                     Ask who inserted history into the past. A sync that stores such an
+                     entry from a page it read anyway records it the same way.
+  conflicting_ids    The source serves one id twice with different contents in one listing. The
+                     first copy is stored (or compared, when stored before); the other is kept in
+                     source_raw. Alerts AIGOV-018. Exit 1 while the source serves it so. The same
+                     id served twice with the same content is a harmless duplicate.
 
 A new entry newer than that bound is simply stored, as a sync would, and is no discrepancy.
 Each finding is recorded once (per entry, kind and served content): running reconcile again
@@ -42,7 +47,7 @@ export function reconcileCommand(): Command {
   return new Command('reconcile')
     .summary('compare the whole source history with the store (exit 1 when they differ)')
     .description(
-      'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
+      'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries and ids served with two contents are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
     )
     .option('-t, --tenant <name>', 'reconcile only this tenant (its name in the database)')
     .addHelpText('after', HELP)
@@ -90,7 +95,7 @@ export function agrees(s: SyncRunSummary): boolean {
   return (
     s.status === 'succeeded' &&
     i !== undefined &&
-    s.counters.entriesChanged + i.entriesMissing + i.entriesBackdated === 0
+    s.counters.entriesChanged + i.entriesMissing + i.entriesBackdated + i.entriesConflicting === 0
   );
 }
 
@@ -107,6 +112,7 @@ export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
       'missing',
       'expired',
       'backdated',
+      'conflicting',
       'covered',
       'note',
     ],
@@ -123,6 +129,7 @@ export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
         n(i?.entriesMissing),
         n(i?.entriesExpired),
         n(i?.entriesBackdated),
+        n(i?.entriesConflicting),
         i?.coveredFrom && i.coveredTo ? `${i.coveredFrom.text} … ${i.coveredTo.text}` : '',
         s.error !== undefined
           ? `${s.error.code}: ${s.error.message}`

@@ -110,6 +110,12 @@ const KINDS = [
     help: 'an entry appeared dated before any incremental run looks; it is stored now. Ask who inserted history into the past.',
   },
   {
+    kind: 'conflicting_ids',
+    label: 'Conflicting ids',
+    alerting: true,
+    help: 'the source serves one id with two different contents in one listing; both are kept. Ask the vendor which one is true.',
+  },
+  {
     kind: 'expired_at_source',
     label: 'Expired at source',
     alerting: false,
@@ -122,7 +128,8 @@ function integrityPanel(data: ReportData): string {
   const i = data.integrity;
   const v = i.verified;
   const command = `govtrail reconcile --tenant ${shellWord(data.tenantId)}`;
-  const alerting = i.open.changed_at_source + i.open.missing_at_source + i.open.backdated;
+  const alerting =
+    i.open.changed_at_source + i.open.missing_at_source + i.open.backdated + i.open.conflicting_ids;
   const expired = i.open.expired_at_source;
   const parts: string[] = [];
 
@@ -164,9 +171,9 @@ function integrityPanel(data: ReportData): string {
   }
   for (const k of KINDS) {
     const n = i.open[k.kind];
-    // Only a reconcile finds holes, expiry and backdating; syncs find rewrites in their lookback window.
+    // Only a reconcile finds holes and expiry; syncs find rewrites, backdating and conflicting ids on the pages they read.
     const value =
-      v === undefined && k.kind !== 'changed_at_source'
+      v === undefined && k.kind !== 'changed_at_source' && k.kind !== 'conflicting_ids'
         ? '<span class="bad">not checked</span>'
         : `<span class="${n > 0 && k.alerting ? 'bad' : n > 0 ? '' : 'ok'}">${esc(n.toLocaleString('en'))}</span>`;
     rows.push(`<dt>${esc(k.label)}</dt><dd>${value} <span class="note">— ${esc(k.help)}</span></dd>`);

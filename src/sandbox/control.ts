@@ -10,6 +10,7 @@
  * | `POST /_sandbox/late` (body: EntrySpec with `at`) | inserts a late arrival; answers the entry |
  * | `POST /_sandbox/backdate` (body: EntrySpec with `at`) | the same as `/late`: an entry inserted into the past, however far, served where its KSUID sorts; answers the entry |
  * | `POST /_sandbox/rewrite` (body: `{"id", "set"?, "metadata"?}`) | the entry keeps id, createdAt and position but is served changed: `set` merged over its snapshot (as EntrySpec.set), `metadata` over its metadata; with neither, a default change (HistoryStore.rewrite); answers the entry as now served |
+ * | `POST /_sandbox/duplicate` (body: `{"id", "set"?, "metadata"?}`) | the source serves the id twice: a second version (same id and createdAt, `set`/`metadata` as for `/rewrite`, by default a change of its own) listed beside the unchanged original; answers the version added |
  * | `POST /_sandbox/remove` (body: `{"id"}`, or `?id=`) | the entry is no longer served; answers `{"removed": id, "size": S}` |
  * | `POST /_sandbox/expire?count=N` | retention: the N oldest entries (default 1) are no longer served; answers `{"expired": N, "size": S, "oldest": createdAt of the oldest still served, or null}` |
  * | `POST /_sandbox/raw[?at=RFC3339]` (body: any JSON) | serves the body as an entry, at the top or where `at` sorts |
@@ -119,6 +120,14 @@ export function handleControl(
         if (set !== undefined) change.set = set as Record<string, unknown>;
         if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
         sendJson(res, 200, ctx.history.rewrite(id as string, change));
+        return;
+      }
+      case 'POST /_sandbox/duplicate': {
+        const { id, set, metadata } = parseObjectBody(body, ['id', 'set', 'metadata']);
+        const change: RewriteSpec = {};
+        if (set !== undefined) change.set = set as Record<string, unknown>;
+        if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
+        sendJson(res, 200, ctx.history.duplicate(id as string, change));
         return;
       }
       case 'POST /_sandbox/remove': {

@@ -224,6 +224,8 @@ export class HistoryStore {
   private readonly raw = new Set<number>();
   /** How many times each rewritten entry has been rewritten, by index. */
   private readonly rewrites = new Map<number, number>();
+  /** Versions added with duplicate, per id: each serves a content different from the earlier ones. */
+  private readonly duplicates = new Map<string, number>();
   /** Changes to the served history other than additions (rewrites, removals, expiry). */
   private mutations = 0;
 
@@ -481,39 +483,83 @@ export class HistoryStore {
    */
   rewrite(id: string, change: RewriteSpec = {}): SandboxEntry {
     const position = this.requirePosition(id, 'rewrite');
-    const { set, metadata: extra } = change;
-    if (set !== undefined && !isRecord(set)) throw new RangeError('rewrite: set must be an object');
-    if (extra !== undefined && !isRecord(extra)) throw new RangeError('rewrite: metadata must be an object');
     const index = this.order[position]!;
+    const count = (this.rewrites.get(index) ?? 0) + 1;
+    this.custom.set(index, this.changedJson(index, change, 'rewrite', count));
+    this.rewrites.set(index, count);
+    this.mutations++;
+    return JSON.parse(this.jsonAt(position)) as SandboxEntry;
+  }
+
+  /**
+   * Serves a second version of an entry under the same id, as a faulty source does: the same id
+   * and createdAt, other content (`change` as for {@link rewrite}; with neither part, the default
+   * change, its annotation keyed `sandbox_duplicate`), listed right next to the original, which is
+   * served unchanged. Each call adds one more version. Returns the version added.
+   */
+  duplicate(id: string, change: RewriteSpec = {}): SandboxEntry {
+    const position = this.requirePosition(id, 'duplicate');
+    const index = this.order[position]!;
+    const copies = (this.duplicates.get(id) ?? 0) + 1;
+    const json = this.changedJson(index, change, 'duplicate', copies);
+    this.duplicates.set(id, copies);
+    const copy = this.keys.length;
+    if (this.raw.has(index)) this.raw.add(copy);
+    // The original's sort key: ties keep insertion order, so the copy sorts right after it.
+    this.insert(this.keys[index]!, json);
+    this.mutations++;
+    return JSON.parse(json) as SandboxEntry;
+  }
+
+  /** The entry at `index` with `change` applied, as JSON text (see {@link rewrite}). */
+  private changedJson(
+    index: number,
+    change: RewriteSpec,
+    what: 'rewrite' | 'duplicate',
+    count: number,
+  ): string {
+    const id = this.servedId(index);
+    const { set, metadata: extra } = change;
+    if (set !== undefined && !isRecord(set)) throw new RangeError(`${what}: set must be an object`);
+    if (extra !== undefined && !isRecord(extra)) throw new RangeError(`${what}: metadata must be an object`);
     const stored: unknown = JSON.parse(this.custom.get(index) ?? this.bulkJson(index));
     if (!isRecord(stored) || !isRecord(stored['metadata'])) {
-      throw new RangeError(`rewrite: entry ${JSON.stringify(id)} has no metadata object`);
+      throw new RangeError(`${what}: entry ${JSON.stringify(id)} has no metadata object`);
     }
     const metadata: Record<string, unknown> = { ...stored['metadata'] };
     let snapshot = stored['snapshot'];
     const raw = this.raw.has(index);
     const mergeSnapshot = (fields: Record<string, unknown>): void => {
       if (!isRecord(snapshot)) {
-        throw new RangeError(`rewrite: entry ${JSON.stringify(id)} has no snapshot to set fields on`);
+        throw new RangeError(`${what}: entry ${JSON.stringify(id)} has no snapshot to set fields on`);
       }
       // Raw entries are served exactly as given: no defaults are dropped from them.
       const merged = mergeSettings(snapshot, fields);
       snapshot = raw ? merged : omitDefaults(merged);
     };
-    const count = (this.rewrites.get(index) ?? 0) + 1;
     if (set === undefined && extra === undefined) {
       if (isRecord(snapshot))
         mergeSnapshot({ requireToolApproval: snapshot['requireToolApproval'] !== true });
-      const note = annotation(
-        'sandbox_rewrite',
-        'ANNOTATION_KIND_REASON',
-        `rewrite-${count}`,
-        `Rewritten at the source (rewrite ${count})`,
-        'Rewrite',
-        '',
-      );
+      const note =
+        what === 'rewrite'
+          ? annotation(
+              'sandbox_rewrite',
+              'ANNOTATION_KIND_REASON',
+              `rewrite-${count}`,
+              `Rewritten at the source (rewrite ${count})`,
+              'Rewrite',
+              '',
+            )
+          : annotation(
+              'sandbox_duplicate',
+              'ANNOTATION_KIND_REASON',
+              `duplicate-${count}`,
+              `Served twice by the source (version ${count + 1})`,
+              'Duplicate',
+              '',
+            );
       const before = Array.isArray(metadata['annotations']) ? (metadata['annotations'] as unknown[]) : [];
-      const at = before.findIndex((a) => isRecord(a) && a['key'] === 'sandbox_rewrite');
+      const at = before.findIndex((a) => isRecord(a) && a['key'] === `sandbox_${what}`);
       metadata['annotations'] =
         at < 0 ? [...before, note] : [...before.slice(0, at), note, ...before.slice(at + 1)];
     } else {
@@ -522,7 +568,7 @@ export class HistoryStore {
         for (const field of ['id', 'createdAt']) {
           if (Object.hasOwn(extra, field) && extra[field] !== metadata[field]) {
             throw new RangeError(
-              `rewrite: an entry keeps its ${field}; remove it and backdate a new one to move it`,
+              `${what}: an entry keeps its ${field}; remove it and backdate a new one to move it`,
             );
           }
         }
@@ -531,10 +577,7 @@ export class HistoryStore {
     }
     const next: Record<string, unknown> = { ...stored, metadata };
     if (Object.hasOwn(stored, 'snapshot')) next['snapshot'] = snapshot;
-    this.custom.set(index, JSON.stringify(next));
-    this.rewrites.set(index, count);
-    this.mutations++;
-    return JSON.parse(this.jsonAt(position)) as SandboxEntry;
+    return JSON.stringify(next);
   }
 
   /**

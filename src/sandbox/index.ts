@@ -117,6 +117,12 @@ export interface SandboxHistory {
    * differs from every earlier version). Returns the entry as now served.
    */
   rewrite(id: string, change?: RewriteSpec): SandboxEntry;
+  /**
+   * Serves the id twice, as a faulty source does: a second version (same id and createdAt, other
+   * content: `change` as for rewrite, by default a change of its own) listed beside the unchanged
+   * original. Each call adds one more version. Returns the version added.
+   */
+  duplicate(id: string, change?: RewriteSpec): SandboxEntry;
   /** Stops serving the entry with this id (anywhere in the history). Returns it as it was served. */
   remove(id: string): SandboxEntry;
   /** Retention: stops serving the `count` oldest entries (default 1). */

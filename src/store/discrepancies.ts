@@ -7,13 +7,19 @@ import { sql } from 'kysely';
 import { toJsonbText } from '../normalise/canonical.js';
 import type { Session } from './database.js';
 
-export type DiscrepancyKind = 'changed_at_source' | 'missing_at_source' | 'expired_at_source' | 'backdated';
+export type DiscrepancyKind =
+  | 'changed_at_source'
+  | 'missing_at_source'
+  | 'expired_at_source'
+  | 'backdated'
+  | 'conflicting_ids';
 
 export const DISCREPANCY_KINDS: readonly DiscrepancyKind[] = [
   'changed_at_source',
   'missing_at_source',
   'expired_at_source',
   'backdated',
+  'conflicting_ids',
 ];
 
 /** One finding, as a run records it. */

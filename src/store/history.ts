@@ -30,17 +30,41 @@ export async function findStoredContent(
   tenantId: string,
   ids: readonly string[],
 ): Promise<Map<string, Buffer>> {
+  const versions = await findStoredVersions(db, tenantId, ids);
+  return new Map([...versions].map(([id, v]) => [id, v.contentHash]));
+}
+
+/** A stored entry's content hash and the run that stored it. */
+export interface StoredVersion {
+  readonly contentHash: Buffer;
+  readonly runId: number;
+}
+
+/** As {@link findStoredContent}, with the run that stored each entry. */
+export async function findStoredVersions(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, StoredVersion>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await sql<{ entry_id: string; content_sha256: Buffer | null; raw: unknown }>`
-    select i.id as entry_id, stored.content_sha256,
+  const { rows } = await sql<{
+    entry_id: string;
+    content_sha256: Buffer | null;
+    raw: unknown;
+    run_id: number | string;
+  }>`
+    select i.id as entry_id, stored.content_sha256, stored.run_id,
            case when stored.content_sha256 is null then stored.raw end as raw
     from unnest(${ids as string[]}::text[]) as i(id)
     cross join lateral (
-      select e.content_sha256, e.raw from govtrail.history_entry e
+      select e.content_sha256, e.raw, e.run_id from govtrail.history_entry e
       where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
-  const out = new Map<string, Buffer>();
+  const out = new Map<string, StoredVersion>();
   for (const r of rows)
-    out.set(r.entry_id, r.content_sha256 === null ? contentHash(r.raw) : Buffer.from(r.content_sha256));
+    out.set(r.entry_id, {
+      contentHash: r.content_sha256 === null ? contentHash(r.raw) : Buffer.from(r.content_sha256),
+      runId: Number(r.run_id),
+    });
   return out;
 }
 

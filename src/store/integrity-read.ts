@@ -46,9 +46,10 @@ export async function findSourceIntegrity(db: Session, tenantId: string): Promis
     open_missing_at_source: string | number | null;
     open_expired_at_source: string | number | null;
     open_backdated: string | number | null;
+    open_conflicting_ids: string | number | null;
   }>`
     select last_reconcile_at, last_reconcile_status, last_reconcile_run_id, open_changed_at_source,
-           open_missing_at_source, open_expired_at_source, open_backdated
+           open_missing_at_source, open_expired_at_source, open_backdated, open_conflicting_ids
     from govtrail.exporter_health where tenant_id = ${tenantId}`.execute(db);
   const h = rows[0];
   // The same choice as exporter_health's last_verified_* columns, with the run id and the verbatim
@@ -96,6 +97,7 @@ export async function findSourceIntegrity(db: Session, tenantId: string): Promis
       missing_at_source: n(h?.open_missing_at_source),
       expired_at_source: n(h?.open_expired_at_source),
       backdated: n(h?.open_backdated),
+      conflicting_ids: n(h?.open_conflicting_ids),
     },
   };
 }

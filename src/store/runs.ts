@@ -136,6 +136,8 @@ export interface ReconcileLedger {
   readonly entriesMissing: number;
   readonly entriesExpired: number;
   readonly entriesBackdated: number;
+  /** Ids served with more than one content in the listing (conflicting_ids). */
+  readonly entriesConflicting: number;
   /** Oldest and newest createdAt served, verbatim and as keys (null when nothing was served). */
   readonly coveredFrom: { readonly text: string; readonly key: string } | null;
   readonly coveredTo: { readonly text: string; readonly key: string } | null;
@@ -180,6 +182,7 @@ export async function finishRun(
             entries_missing: r.entriesMissing,
             entries_expired: r.entriesExpired,
             entries_backdated: r.entriesBackdated,
+            entries_conflicting: r.entriesConflicting,
             covered_from: r.coveredFrom?.key ?? null,
             covered_to: r.coveredTo?.key ?? null,
             covered_from_text: r.coveredFrom?.text ?? null,

@@ -33,6 +33,7 @@ export interface SyncRunTable {
   entries_missing: number | null;
   entries_expired: number | null;
   entries_backdated: number | null;
+  entries_conflicting: number | null;
   covered_from: Timestamp | null;
   covered_to: Timestamp | null;
   covered_from_text: string | null;

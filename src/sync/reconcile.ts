@@ -21,7 +21,6 @@ import {
 import type { ReconcileLedger } from '../store/runs.js';
 import { entryRow } from './changes.js';
 import { executeRun, pageAndWrite, type RunOptions, type RunSummary } from './steps.js';
-import { lookbackBound } from './stop-rule.js';
 
 /** Stored entries the source no longer serves, classified per batch of this many. */
 const GONE_BATCH = 2000;
@@ -29,26 +28,21 @@ const GONE_BATCH = 2000;
 /** Runs one reconcile for one tenant. Never throws for a failed run: the summary carries the error. */
 export function runReconcile(options: RunOptions): Promise<RunSummary> {
   return executeRun('reconcile', options, async (ctx) => {
-    const { trx, checkpoint, writer, findings, tenantId } = ctx;
-    // Served-not-stored entries older than this no incremental run could have picked up.
-    const backdatedBefore =
-      checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs);
+    const { trx, writer, findings, tenantId } = ctx;
     const coverage = new Coverage();
     let entriesNew = 0;
     let entriesBackdated = 0;
 
     await createServedTable(trx);
-    writer.onBatch = async (batchTrx, { served, fresh }) => {
+    // The writer records what it stored dated behind checkpoint − lookback as backdated, as in a sync.
+    writer.onBatch = async (batchTrx, { served, fresh, backdated }) => {
       for (const e of served) coverage.see(e.createdAtKey, e.createdAtText ?? e.createdAtKey);
       await recordServed(
         batchTrx,
         served.map((e) => e.entryId),
       );
-      const backdated =
-        backdatedBefore === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < backdatedBefore);
-      entriesBackdated += backdated.length;
-      entriesNew += fresh.length - backdated.length;
-      if (backdated.length > 0) await findings.backdated(batchTrx, backdated);
+      entriesBackdated += backdated;
+      entriesNew += fresh.length - backdated;
     };
 
     await pageAndWrite(ctx);
@@ -73,6 +67,7 @@ export function runReconcile(options: RunOptions): Promise<RunSummary> {
       entriesMissing: gone.missing,
       entriesExpired: gone.expired,
       entriesBackdated,
+      entriesConflicting: writer.conflicting,
       coveredFrom: coverage.oldest ?? null,
       coveredTo: coverage.newest ?? null,
     };

@@ -16,7 +16,7 @@ import { type Discrepancy, type RecordedDiscrepancy, recordDiscrepancies } from 
 import {
   findLastRowHash,
   findNewestEntry,
-  findStoredContent,
+  findStoredVersions,
   insertEntries,
   insertRejected,
   type RejectedInput,
@@ -39,7 +39,8 @@ import {
   writeCheckpoint,
 } from '../store/runs.js';
 import type { HistoryPage, WireSettings } from '../wire.js';
-import { storedKey } from './stop-rule.js';
+import { groupServed } from './served.js';
+import { lookbackBound, storedKey } from './stop-rule.js';
 
 /** What a run needs of the tenant API: a pager that can be told to stop before fetching more. */
 export interface HistorySource {
@@ -291,6 +292,9 @@ export async function executeRun(
           logger,
           findings,
           lastHash,
+          // Served-not-stored entries older than this no incremental run was meant to pick up.
+          backdatedBefore:
+            checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),
           batchSize: options.batchSize ?? 2000,
           ...(tracker !== undefined ? { tracker } : {}),
         });
@@ -453,6 +457,16 @@ export interface WrittenBatch {
   readonly served: readonly EntryKey[];
   /** Those that were not stored, now inserted. */
   readonly fresh: readonly NormalisedEntry[];
+  /** How many of `fresh` are dated behind `checkpoint − lookback`, recorded as `backdated`. */
+  readonly backdated: number;
+}
+
+/** A served version of an entry govtrail holds with other content. */
+export interface ServedVersion {
+  readonly served: NormalisedEntry;
+  /** Content hash of the version govtrail holds. */
+  readonly storedHash: Buffer;
+  readonly servedHash: Buffer;
 }
 
 /** A served entry that can be keyed, waiting in a batch. */
@@ -463,14 +477,19 @@ interface Served {
 
 /**
  * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
- * served twice, inserts what is not stored (one COPY per table, the hash chain continued), and
- * compares each re-served stored entry with the store by content hash — a difference is recorded
- * as `changed_at_source` (sync.md S12), the stored original untouched. One batch is written while
- * the next is fetched; at most one write is in flight.
+ * served twice with the same content, inserts what is not stored (one COPY per table, the hash
+ * chain continued), and compares each re-served stored entry with the store by content hash — a
+ * difference is recorded as `changed_at_source` (sync.md S12), the stored original untouched. What
+ * any run finds besides (integrity.md): a stored entry dated behind `checkpoint − lookback` is
+ * recorded as `backdated`, and an id served with another content in the same listing as
+ * `conflicting_ids` (the first copy stored, the other in the discrepancy row). One batch is written
+ * while the next is fetched; at most one write is in flight.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */
   oldestNew: { key: string; entryId: string } | undefined;
+  /** Ids found served with more than one content (once per batch they appear in). */
+  conflicting = 0;
   private batch: Served[] = [];
   private rejected: RejectedInput[] = [];
   private writing: Promise<void> | undefined;
@@ -484,6 +503,8 @@ export class EntryWriter {
       readonly logger: Logger;
       readonly findings: FindingRecorder;
       readonly lastHash: Buffer | null;
+      /** createdAt key behind which a newly stored entry is `backdated`; undefined: none is. */
+      readonly backdatedBefore: string | undefined;
       readonly batchSize: number;
       readonly tracker?: InsertTracker;
     },
@@ -539,27 +560,45 @@ export class EntryWriter {
     // Take the batch now: the pager keeps filling the next one while this one is written.
     const entries = this.batch;
     this.batch = [];
-    // The same entry may be served twice (on two pages, or twice in one page): keep the first.
-    const unique = new Map<string, Served>();
-    for (const e of entries) if (!unique.has(e.key.entryId)) unique.set(e.key.entryId, e);
-    const stored = await findStoredContent(trx, tenantId, [...unique.keys()]);
+    // The same entry may be served twice (on two pages, or twice in one page): the first copy is
+    // stored or compared; another copy with other content is a conflicting version, kept.
+    const { first: unique, firstHashes, others } = groupServed(entries);
+    const stored = await findStoredVersions(trx, tenantId, [...unique.keys()]);
     const fresh: NormalisedEntry[] = [];
-    const rewritten: Array<{ served: NormalisedEntry; storedHash: Buffer; servedHash: Buffer }> = [];
+    const rewritten: ServedVersion[] = [];
+    const conflicting: ServedVersion[] = [];
+    /** Another version of an id govtrail holds (or stores now) with `storedHash`. */
+    const conflict = (raw: unknown, storedHash: Buffer, servedHash: Buffer): void => {
+      const n = normaliseEntry(tenantId, raw);
+      if (n.ok) conflicting.push({ served: n.value, storedHash, servedHash });
+      else this.reject(raw);
+    };
     for (const e of unique.values()) {
-      const storedHash = stored.get(e.key.entryId);
-      if (storedHash === undefined) {
+      const id = e.key.entryId;
+      const held = stored.get(id);
+      const more = others.get(id) ?? [];
+      if (held === undefined) {
         const n = normaliseEntry(tenantId, e.raw);
         if (n.ok) fresh.push(n.value);
         else this.reject(e.raw);
+        for (const o of more) conflict(o.served.raw, firstHashes.get(id) as Buffer, o.hash);
         continue;
       }
-      const servedHash = contentHash(e.raw);
-      if (servedHash.equals(storedHash)) {
-        counters.entriesMatched++;
-        continue;
+      const servedHash = firstHashes.get(id) ?? contentHash(e.raw);
+      const heldServed =
+        servedHash.equals(held.contentHash) || more.some((o) => o.hash.equals(held.contentHash));
+      if (heldServed) counters.entriesMatched++;
+      if (!servedHash.equals(held.contentHash)) {
+        // Stored by this very run from an earlier batch, or served beside the held version: the
+        // listing serves the id twice. Otherwise the source rewrote it.
+        if (held.runId === runId || heldServed) conflict(e.raw, held.contentHash, servedHash);
+        else {
+          const n = normaliseEntry(tenantId, e.raw);
+          if (n.ok) rewritten.push({ served: n.value, storedHash: held.contentHash, servedHash });
+        }
       }
-      const n = normaliseEntry(tenantId, e.raw);
-      if (n.ok) rewritten.push({ served: n.value, storedHash, servedHash });
+      for (const o of more)
+        if (!o.hash.equals(held.contentHash)) conflict(o.served.raw, held.contentHash, o.hash);
     }
     const rejects = this.rejected;
     this.rejected = [];
@@ -584,7 +623,34 @@ export class EntryWriter {
       );
       await this.o.findings.rewritten(trx, rewritten);
     }
-    await this.onBatch?.(trx, { served: [...unique.values()].map((e) => e.key), fresh });
+    const backdated = this.findBackdated(fresh);
+    if (backdated.length > 0) {
+      logger.warn(
+        { entries: backdated.map((e) => e.entry.entryId).slice(0, 20), count: backdated.length },
+        'the source serves entries dated behind checkpoint - lookback: stored, and recorded as backdated',
+      );
+      await this.o.findings.backdated(trx, backdated);
+    }
+    if (conflicting.length > 0) {
+      const ids = new Set(conflicting.map((c) => c.served.entry.entryId));
+      this.conflicting += ids.size;
+      logger.warn(
+        { entries: [...ids].slice(0, 20), count: ids.size },
+        'the source serves one id with different contents: both kept, recorded as conflicting_ids',
+      );
+      await this.o.findings.conflicting(trx, conflicting);
+    }
+    await this.onBatch?.(trx, {
+      served: [...unique.values()].map((e) => e.key),
+      fresh,
+      backdated: backdated.length,
+    });
+  }
+
+  /** The entries just stored that are dated behind `checkpoint − lookback`. */
+  private findBackdated(fresh: readonly NormalisedEntry[]): NormalisedEntry[] {
+    const before = this.o.backdatedBefore;
+    return before === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < before);
   }
 }
 
@@ -605,15 +671,26 @@ export class FindingRecorder {
   ) {}
 
   /** Re-served entries whose content differs from the stored one. */
-  async rewritten(
+  async rewritten(trx: Session, items: readonly ServedVersion[]): Promise<void> {
+    await this.versions(trx, 'changed_at_source', items);
+  }
+
+  /** Other contents served under an id the same listing serves (and govtrail holds) otherwise. */
+  async conflicting(trx: Session, items: readonly ServedVersion[]): Promise<void> {
+    await this.versions(trx, 'conflicting_ids', items);
+  }
+
+  /** Served versions that differ from the one held, recorded under `kind` and alerted with the diff. */
+  private async versions(
     trx: Session,
-    items: ReadonlyArray<{ served: NormalisedEntry; storedHash: Buffer; servedHash: Buffer }>,
+    kind: 'changed_at_source' | 'conflicting_ids',
+    items: readonly ServedVersion[],
   ): Promise<void> {
     const found = items.map(({ served, storedHash, servedHash }) => ({
       served,
       discrepancy: {
         entryId: served.entry.entryId,
-        kind: 'changed_at_source' as const,
+        kind,
         entryCreatedAt: served.entry.createdAtKey,
         storedSha256: storedHash.toString('hex'),
         sourceSha256: servedHash.toString('hex'),
@@ -630,11 +707,13 @@ export class FindingRecorder {
       this.tenantId,
       recorded.map((r) => r.entryId),
     );
-    const servedById = new Map(found.map((f) => [f.discrepancy.entryId, f.served]));
+    const servedByVersion = new Map(
+      found.map((f) => [`${f.discrepancy.entryId}:${f.discrepancy.sourceSha256}`, f.served]),
+    );
     await this.alert(
       trx,
       recorded.map((r) => {
-        const served = servedById.get(r.entryId) as NormalisedEntry;
+        const served = servedByVersion.get(`${r.entryId}:${r.sourceSha256}`) as NormalisedEntry;
         return {
           recorded: r,
           entry: served.entry,

@@ -120,8 +120,10 @@ export function createWorkerMetrics(options: {
       missing_at_source: i.entriesMissing,
       expired_at_source: i.entriesExpired,
       backdated: i.entriesBackdated,
+      conflicting_ids: i.entriesConflicting,
     };
-    const differs = held.changed_at_source + held.missing_at_source + held.backdated > 0;
+    const differs =
+      held.changed_at_source + held.missing_at_source + held.backdated + held.conflicting_ids > 0;
     reconciles.inc({ tenant: s.tenantId, outcome: differs ? 'differs' : 'agrees' });
     for (const [kind, n] of Object.entries(held)) discrepancies.set({ tenant: s.tenantId, kind }, n);
     findings.inc({ tenant: s.tenantId }, s.findings);

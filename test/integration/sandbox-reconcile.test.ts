@@ -1,6 +1,6 @@
 /**
  * The control endpoints that make the source disagree with a stored copy (rewrite, remove,
- * backdate, expire), checked over real sockets: the paged listing, in both paging modes, and the
+ * backdate, expire, duplicate), checked over real sockets: the paged listing, in both paging modes, and the
  * truth stream must serve exactly the changed history.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -154,6 +154,37 @@ describe.each(['keyset', 'offset'] as const)('sandbox reconcile controls, %s pag
     expect(after.map(idOf)).toEqual(before.map(idOf));
   });
 
+  it('serves an id twice: the added version beside the unchanged original, in every listing', async () => {
+    const h = await start(paging);
+    const before = await served(h);
+    const original = before[33]!;
+    const other = await ok<SandboxEntry>(
+      control(h, 'duplicate', { id: idOf(original), set: { discoveryInterval: '9s' } }),
+    );
+    const same = await ok<SandboxEntry>(control(h, 'duplicate', { id: idOf(original), metadata: {} }));
+    expect(idOf(other)).toBe(idOf(original));
+    expect(other.metadata?.createdAt).toBe(original.metadata?.createdAt);
+    expect(other.snapshot?.['discoveryInterval']).toBe('9s');
+    expect(same).toEqual(original);
+    // The listing is the truth, with the id three times, next to each other, and nothing else moved.
+    const { entries } = await listAll(h);
+    expect(entries).toEqual(await truth(h));
+    expect(entries).toHaveLength(before.length + 2);
+    const at = entries.flatMap((e, i) => (idOf(e) === idOf(original) ? [i] : []));
+    expect(at).toEqual([33, 34, 35]);
+    expect(entries.slice(33, 36)).toContainEqual(original);
+    expect(entries.slice(33, 36)).toContainEqual(other);
+    expect([...entries.slice(0, 33), ...entries.slice(36)]).toEqual([
+      ...before.slice(0, 33),
+      ...before.slice(34),
+    ]);
+    // A default duplicate is a version of its own; a rewrite still changes the original.
+    const third = await ok<SandboxEntry>(control(h, 'duplicate', { id: idOf(original) }));
+    expect([original, other].map((v) => JSON.stringify(v))).not.toContain(JSON.stringify(third));
+    const rewritten = await ok<SandboxEntry>(control(h, 'rewrite', { id: idOf(original) }));
+    expect((await truth(h)).filter((e) => idOf(e) === idOf(original))).toContainEqual(rewritten);
+  });
+
   it('serves a rewrite in a page rendered ahead before it', async () => {
     const h = await start(paging);
     const first = await page(h);
@@ -279,6 +310,12 @@ describe('sandbox reconcile controls, bad input', () => {
     await expectRefused(control(h, 'rewrite', { id }), /no entry with id/);
     await expectRefused(control(h, 'expire?count=-1'), /count must be a non-negative integer/);
     await expectRefused(control(h, 'expire?count=x'), /count must be a non-negative integer/);
+    await expectRefused(control(h, 'duplicate', { id: missing }), /no entry with id/);
+    await expectRefused(control(h, 'duplicate', {}), /id must be a non-empty string/);
+    await expectRefused(
+      control(h, 'duplicate', { id: idOf(h.sandbox.history.entries()[3]!), metadata: { id: missing } }),
+      /keeps its id/,
+    );
     await expectRefused(control(h, 'backdate', {}), /./);
     await expectRefused(
       control(h, 'backdate', { at: '2099-01-01T00:00:00Z' }),

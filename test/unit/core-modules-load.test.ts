@@ -18,6 +18,7 @@ const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
   ['alerts/rules', () => import('../../src/alerts/rules.js')],
   ['tenant-api/backoff', () => import('../../src/tenant-api/backoff.js')],
   ['sync/stop-rule', () => import('../../src/sync/stop-rule.js')],
+  ['sync/served', () => import('../../src/sync/served.js')],
 ];
 
 describe('the pure core', () => {
