@@ -10,7 +10,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { HttpConfig } from '../config.js';
 import { GovtrailError, HttpError, isAbortError, RETRYABLE_STATUSES } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { scrubSecrets } from '../logger.js';
+import { clip, redactCut } from '../redact.js';
 import { backoffDelay, parseRetryAfter, type RetryBudget } from './backoff.js';
 
 /** Which operation a request belongs to (metrics label, log field, error wording). */
@@ -122,10 +122,12 @@ export function createHttpAgent(http: HttpConfig): Agent {
   });
 }
 
-/** Shortens a server's text for an error message and removes any registered secret from it. */
+/**
+ * A server's text for an error message: every registered secret removed first, then shortened
+ * ({@link clip}), then quoted.
+ */
 export function quote(text: string, limit: number = QUOTE_LIMIT): string {
-  const cut = text.length > limit ? `${text.slice(0, limit)}…` : text;
-  return JSON.stringify(scrubSecrets(cut));
+  return JSON.stringify(clip(text, limit));
 }
 
 /** What a server said in an error body, ready for a message. */
@@ -155,16 +157,15 @@ export function describeErrorBody(text: string): ServerErrorDescription {
     const o = parsed as Record<string, unknown>;
     const code = pickCode(o['code']) ?? pickCode(o['error']);
     const rawMessage = o['message'] ?? o['error_description'];
-    const message =
-      typeof rawMessage === 'string' ? scrubSecrets(rawMessage.slice(0, QUOTE_LIMIT)) : undefined;
+    const message = typeof rawMessage === 'string' ? clip(rawMessage, QUOTE_LIMIT) : undefined;
     if (code !== undefined || message !== undefined) {
       const parts = [
-        code === undefined ? undefined : `code ${typeof code === 'string' ? scrubSecrets(code) : code}`,
+        code === undefined ? undefined : `code ${code}`,
         message === undefined ? undefined : `message ${JSON.stringify(message)}`,
       ].filter((p): p is string => p !== undefined);
       return {
         summary: parts.join(', '),
-        ...(code === undefined ? {} : { serverCode: typeof code === 'string' ? scrubSecrets(code) : code }),
+        ...(code === undefined ? {} : { serverCode: code }),
         ...(message === undefined ? {} : { serverMessage: message }),
       };
     }
@@ -174,7 +175,7 @@ export function describeErrorBody(text: string): ServerErrorDescription {
 
 function pickCode(v: unknown): string | number | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v !== '') return v.slice(0, 64);
+  if (typeof v === 'string' && v !== '') return clip(v, 64);
   return undefined;
 }
 
@@ -456,7 +457,8 @@ function header(response: Dispatcher.ResponseData, name: string): string | undef
 
 /**
  * Reads at most `limit` bytes of an error body, then destroys the rest. Reading it to the end keeps
- * the keep-alive socket reusable in the usual case of a short body.
+ * the keep-alive socket reusable in the usual case of a short body. A body cut at the limit may end
+ * in the first part of a secret, which no longer matches the whole: {@link redactCut} drops it.
  */
 async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
@@ -470,5 +472,6 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return size >= limit ? redactCut(text) : text;
 }
