@@ -252,6 +252,72 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/alerts-kill-delivery.test.ts'],
   },
+  {
+    name: 'secret-scrubbed-raw-only',
+    breaks:
+      'issue 20 item 1: only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: 'return [...out].filter((f) => f.length >= MIN_SECRET_LENGTH);',
+        replace: 'return [value];',
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-secrets.test.ts'],
+  },
+  {
+    name: 'secret-cut-before-scrub',
+    breaks:
+      'issue 20 item 2: text is cut before it is scrubbed, so a secret straddling the cut leaks its head',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: `  const clean = redact(text);
+  return clean.length > limit`,
+        replace: `  const clean = redact(text.length > limit ? text.slice(0, limit) : text);
+  return text.length > limit`,
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-secrets.test.ts'],
+  },
+  {
+    name: 'sink-url-parts-not-registered',
+    breaks: 'issue 20 item 3: only the whole sink URL is registered, so an echoed path or sig= leaks',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: 'for (const part of urlSecretParts(value.trim()))',
+        replace: 'for (const part of [] as string[])',
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-sinks.test.ts'],
+  },
+  {
+    name: 'deep-entry-not-rejected',
+    breaks:
+      'S6 tolerance (issue 20 item 5): an entry nested thousands of levels deep overflows the stack and fails every run',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {',
+        replace: 'if (nestsDeeperThan(raw, Number.POSITIVE_INFINITY)) {',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
+  {
+    name: 'sink-answer-cut-keeps-secret-head',
+    breaks:
+      'issue 20 item 2: a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
+    patches: [
+      {
+        file: 'src/alerts/sinks/http.ts',
+        find: 'const clean = size >= BODY_BYTES ? redactCut(text) : redact(text);',
+        replace: 'const clean = size >= BODY_BYTES ? redact(text.slice(0, BODY_BYTES)) : redact(text);',
+      },
+    ],
+    tests: ['test/integration/security-sinks.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
