@@ -318,6 +318,32 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/security-sinks.test.ts'],
   },
+  {
+    name: 'body-timeout-gap-only',
+    breaks:
+      'S13: the body timeout bounds only the gap between chunks, so a trickling upstream keeps the run open',
+    patches: [
+      {
+        file: 'src/tenant-api/http.ts',
+        find: '      http.bodyTimeoutMs,\n    );\n    try {',
+        replace: '      2 ** 31 - 1,\n    );\n    try {',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
+  {
+    name: 'body-size-unbounded',
+    breaks:
+      'S13: a 2xx body larger than GOVTRAIL_HTTP_MAX_BODY is buffered whole instead of failing with BAD_RESPONSE',
+    patches: [
+      {
+        file: 'src/tenant-api/http.ts',
+        find: 'http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,',
+        replace: 'Number.MAX_SAFE_INTEGER,',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

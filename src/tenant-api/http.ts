@@ -103,6 +103,8 @@ export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
 
 /** At most this much of an error body is read; the rest is discarded with the socket. */
 const ERROR_BODY_LIMIT = 16 * 1024;
+/** Largest 2xx body read when GOVTRAIL_HTTP_MAX_BODY is not set: a page of 100 entries is ~100 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** At most this many characters of a server's body are quoted in an error message. */
 export const QUOTE_LIMIT = 200;
 
@@ -381,11 +383,26 @@ export class HttpTransport {
     const { statusCode: status, body } = response;
     const ok = (status >= 200 && status < 300) || (spec.passStatuses?.includes(status) ?? false);
     let text: string;
+    // undici's bodyTimeout bounds each gap between chunks; this bounds the whole body, so that an
+    // upstream trickling a byte at a time cannot hold the run open.
+    const deadline = setTimeout(
+      () => body.destroy(bodyDeadlineError(spec.route, http.bodyTimeoutMs)),
+      http.bodyTimeoutMs,
+    );
     try {
-      text = ok ? await body.text() : await readCapped(body, ERROR_BODY_LIMIT);
+      text = ok
+        ? await readBounded(
+            body,
+            http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+            spec.route,
+            header(response, 'content-length'),
+          )
+        : await readCapped(body, ERROR_BODY_LIMIT);
     } catch (err) {
       body.destroy();
       throw this.#networkError(err, spec.route, signal);
+    } finally {
+      clearTimeout(deadline);
     }
     logger.debug(
       { route: spec.route, method: spec.method, status, ms: Math.round(performance.now() - started) },
@@ -448,6 +465,57 @@ export class HttpTransport {
       { status, details },
     );
   }
+}
+
+/** The whole body did not arrive in time: NETWORK, retryable, as a gap timeout is. */
+function bodyDeadlineError(route: Route, ms: number): HttpError {
+  return new HttpError(
+    'NETWORK',
+    `${routeLabel(route)} failed: network error UND_ERR_BODY_TIMEOUT (the whole body did not arrive within ${ms} ms, GOVTRAIL_HTTP_BODY_TIMEOUT)`,
+    { retryable: true, details: { route, networkCode: 'UND_ERR_BODY_TIMEOUT', bodyDeadlineMs: ms } },
+  );
+}
+
+/** A 2xx body over the cap: BAD_RESPONSE, not retried (the same page would be as large again). */
+function bodyTooLargeError(route: Route, limit: number, declared?: number): HttpError {
+  const size = declared === undefined ? 'more than' : `${declared} bytes, over`;
+  return new HttpError(
+    'BAD_RESPONSE',
+    `${routeLabel(route)} answered a body of ${size} the ${limit}-byte limit (GOVTRAIL_HTTP_MAX_BODY); it was not read`,
+    {
+      details: { route, maxBodyBytes: limit, ...(declared === undefined ? {} : { contentLength: declared }) },
+    },
+  );
+}
+
+/**
+ * Reads a 2xx body as text, at most `limit` bytes: a larger Content-Length is refused before
+ * reading, and a body that grows past the limit is destroyed as soon as it does, so no more than
+ * `limit` bytes (plus one chunk) are ever held.
+ */
+async function readBounded(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  route: Route,
+  contentLength: string | undefined,
+): Promise<string> {
+  const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    body.destroy();
+    throw bodyTooLargeError(route, limit, declared);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += buf.length;
+    if (size > limit) {
+      body.destroy();
+      throw bodyTooLargeError(route, limit);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 function header(response: Dispatcher.ResponseData, name: string): string | undefined {

@@ -63,7 +63,11 @@ function echo(mode: Mode, received: string): { status: number; type: string; tex
     case '500-text':
       return { status: 500, type: 'text/plain', text: `upstream got ${body}` };
     case '500-json':
-      return { status: 500, type: 'application/json', text: JSON.stringify({ code: 13, message: `${PAD} ${body}` }) };
+      return {
+        status: 500,
+        type: 'application/json',
+        text: JSON.stringify({ code: 13, message: `${PAD} ${body}` }),
+      };
   }
 }
 
@@ -127,7 +131,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => (echoServer === undefined ? resolve() : echoServer.close(() => resolve())));
+  await new Promise<void>((resolve) =>
+    echoServer === undefined ? resolve() : echoServer.close(() => resolve()),
+  );
   await h?.close();
 });
 
@@ -163,7 +169,16 @@ describe.skipIf(!onServer)(`a secret echoed by the token endpoint leaks nowhere 
     const report = await govtrail(['report', '--out', path.join(dir, 'report.html')], env);
     expect(report.code, report.output).toBe(0);
     const pack = await govtrail(
-      ['export', 'evidence-pack', '--from', '2000-01-01', '--to', '2100-01-01', '--out', path.join(dir, 'pack')],
+      [
+        'export',
+        'evidence-pack',
+        '--from',
+        '2000-01-01',
+        '--to',
+        '2100-01-01',
+        '--out',
+        path.join(dir, 'pack'),
+      ],
       env,
     );
     expect(pack.code, pack.output).toBe(0);

@@ -44,9 +44,11 @@ async function echoingReceiver(): Promise<string> {
     req.resume();
     req.on('end', () => {
       if (req.url?.startsWith('/services/collector') === true) {
-        // The token lands across the sink's 1000-byte cut of the answer.
-        const pad = 'h'.repeat(1000 - 60);
-        const text = `invalid data format; request headers: ${pad} authorization=${req.headers.authorization}; done`;
+        // The headers echoed whole, then the token again across the sink's 1000-byte cut of the
+        // answer: 20 of its characters before the cut (`{"text":"` opens the JSON).
+        const head = `invalid data format; headers: authorization=${req.headers.authorization}; `;
+        const pad = 'h'.repeat(1000 - 20 - '{"text":"'.length - head.length - 'token='.length);
+        const text = `${head}${pad}token=${HEC_TOKEN}; done`;
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ text, code: 6 }));
         return;
