@@ -344,6 +344,30 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/security-input.test.ts'],
   },
+  {
+    name: 'terminal-table-raw',
+    breaks: 'issue 20 item 8: a table cell prints an ESC sequence or a bidi override from the source raw',
+    patches: [
+      {
+        file: 'src/commands/table.ts',
+        find: "const clean = (s: string) => terminalLine(s.replace(/[\\r\\n\\t]+/g, ' '));",
+        replace: "const clean = (s: string) => s.replace(/[\\r\\n\\t]+/g, ' ');",
+      },
+    ],
+    tests: ['test/integration/security-terminal.test.ts'],
+  },
+  {
+    name: 'syslog-sd-raw-line-feed',
+    breaks: 'issue 20 item 8: a line feed from the source goes raw into syslog structured data',
+    patches: [
+      {
+        file: 'src/alerts/sinks/syslog.ts',
+        find: '.replace(SYSLOG_UNSAFE, unicodeEscape);\n}\n\n/**\n * The MSG part',
+        replace: ';\n}\n\n/**\n * The MSG part',
+      },
+    ],
+    tests: ['test/integration/security-terminal.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
