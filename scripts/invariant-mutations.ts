@@ -368,6 +368,22 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/security-terminal.test.ts'],
   },
+  {
+    name: 'yaml-error-quotes-file',
+    breaks:
+      'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
+    patches: [
+      {
+        file: 'src/config.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
+        find: '${describeYamlError(err, text)}',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
+        replace: '${(err as Error).message}',
+      },
+      { file: 'src/config.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
+    ],
+    tests: ['test/integration/security-secrets.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

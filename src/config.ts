@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { SinkRoute } from './alerts/routing.js';
 import { SEVERITIES, type Severity } from './alerts/types.js';
 import { ConfigError } from './errors.js';
+import { describeYamlError } from './yaml-error.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MIN_PAGE_SIZE = 10;
@@ -369,9 +370,10 @@ function readConfigFile(file: string): ConfigFile {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parseYaml(text, { prettyErrors: false });
   } catch (err) {
-    throw new ConfigError('GOVTRAIL_CONFIG', `${file} is not valid YAML: ${(err as Error).message}`);
+    // Position and reason only: the parser's excerpt of the file may show a password.
+    throw new ConfigError('GOVTRAIL_CONFIG', `${file} is not valid YAML: ${describeYamlError(err, text)}`);
   }
   const parsed = yamlFileSchema.safeParse(doc);
   if (!parsed.success) {

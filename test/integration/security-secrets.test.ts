@@ -6,13 +6,15 @@
  * the HTML report or an evidence pack.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRulePack } from '../../src/alerts/rule-schema.js';
+import { loadConfig } from '../../src/config.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -29,7 +31,7 @@ function pieceForms(piece: string): string[] {
 }
 
 /** Every 12-character window of the secret, in each form, that occurs in `text`. */
-export function leakedPieces(text: string, secret: string = SECRET): string[] {
+function leakedPieces(text: string, secret: string = SECRET): string[] {
   const found: string[] = [];
   const lower = text.toLowerCase();
   for (let i = 0; i + 12 <= secret.length; i++) {
@@ -194,4 +196,39 @@ describe.skipIf(!onServer)(`a secret echoed by the token endpoint leaks nowhere 
     expect(leakedPieces(readFileSync(path.join(dir, 'report.html'), 'utf8')), 'report').toEqual([]);
     expect(leakedPieces(readTree(path.join(dir, 'pack'))), 'evidence pack').toEqual([]);
   }, 180_000);
+});
+
+describe('a YAML parse error quotes no line of the file (issue 20, item 4)', () => {
+  const PASSWORD = 'hunter2-Sink-Passw0rd';
+  const BROKEN = `sinks:\n  - type: email\n    password: ${PASSWORD}\n   bad: : x\n  oops\n`;
+
+  it('GOVTRAIL_CONFIG: position and reason only', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-yaml-'));
+    const file = path.join(dir, 'govtrail.yaml');
+    writeFileSync(file, BROKEN);
+    let message = '';
+    try {
+      loadConfig({ GOVTRAIL_CONFIG: file }, { dotenv: false });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/is not valid YAML: .+ at line 4, column 1$/);
+    expect(message).not.toContain(PASSWORD);
+    expect(message).not.toContain('\n');
+  });
+
+  it('a rule file: position and reason only', () => {
+    let message = '';
+    try {
+      parseRulePack(
+        readFileSync(path.join(ROOT, 'rules/default-rules.yaml'), 'utf8'),
+        BROKEN,
+        'my-rules.yaml',
+      );
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/not valid YAML: .+ at line 4, column 1/);
+    expect(message).not.toContain(PASSWORD);
+  });
 });
