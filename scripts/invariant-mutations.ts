@@ -496,6 +496,136 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],
+    name: 'secret-scrubbed-raw-only',
+    breaks:
+      'issue 20 item 1: only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: 'return [...out].filter((f) => f.length >= MIN_SECRET_LENGTH);',
+        replace: 'return [value];',
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-secrets.test.ts'],
+  },
+  {
+    name: 'secret-cut-before-scrub',
+    breaks:
+      'issue 20 item 2: text is cut before it is scrubbed, so a secret straddling the cut leaks its head',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: `  const clean = redact(text);
+  return clean.length > limit`,
+        replace: `  const clean = redact(text.length > limit ? text.slice(0, limit) : text);
+  return text.length > limit`,
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-secrets.test.ts'],
+  },
+  {
+    name: 'sink-url-parts-not-registered',
+    breaks: 'issue 20 item 3: only the whole sink URL is registered, so an echoed path or sig= leaks',
+    patches: [
+      {
+        file: 'src/redact.ts',
+        find: 'for (const part of urlSecretParts(value.trim()))',
+        replace: 'for (const part of [] as string[])',
+      },
+    ],
+    tests: ['test/unit/redact.test.ts', 'test/integration/security-sinks.test.ts'],
+  },
+  {
+    name: 'deep-entry-not-rejected',
+    breaks:
+      'S6 tolerance (issue 20 item 5): an entry nested thousands of levels deep overflows the stack and fails every run',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {',
+        replace: 'if (nestsDeeperThan(raw, Number.POSITIVE_INFINITY)) {',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
+  {
+    name: 'sink-answer-cut-keeps-secret-head',
+    breaks:
+      'issue 20 item 2: a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
+    patches: [
+      {
+        file: 'src/alerts/sinks/http.ts',
+        find: 'const clean = size >= BODY_BYTES ? redactCut(text) : redact(text);',
+        replace: 'const clean = size >= BODY_BYTES ? redact(text.slice(0, BODY_BYTES)) : redact(text);',
+      },
+    ],
+    tests: ['test/integration/security-sinks.test.ts'],
+  },
+  {
+    name: 'body-timeout-gap-only',
+    breaks:
+      'S13: the body timeout bounds only the gap between chunks, so a trickling upstream keeps the run open',
+    patches: [
+      {
+        file: 'src/tenant-api/http.ts',
+        find: '      http.bodyTimeoutMs,\n    );\n    try {',
+        replace: '      2 ** 31 - 1,\n    );\n    try {',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
+  {
+    name: 'body-size-unbounded',
+    breaks:
+      'S13: a 2xx body larger than GOVTRAIL_HTTP_MAX_BODY is buffered whole instead of failing with BAD_RESPONSE',
+    patches: [
+      {
+        file: 'src/tenant-api/http.ts',
+        find: 'http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,',
+        replace: 'Number.MAX_SAFE_INTEGER,',
+      },
+    ],
+    tests: ['test/integration/security-input.test.ts'],
+  },
+  {
+    name: 'terminal-table-raw',
+    breaks: 'issue 20 item 8: a table cell prints an ESC sequence or a bidi override from the source raw',
+    patches: [
+      {
+        file: 'src/commands/table.ts',
+        find: "const clean = (s: string) => terminalLine(s.replace(/[\\r\\n\\t]+/g, ' '));",
+        replace: "const clean = (s: string) => s.replace(/[\\r\\n\\t]+/g, ' ');",
+      },
+    ],
+    tests: ['test/integration/security-terminal.test.ts'],
+  },
+  {
+    name: 'syslog-sd-raw-line-feed',
+    breaks: 'issue 20 item 8: a line feed from the source goes raw into syslog structured data',
+    patches: [
+      {
+        file: 'src/alerts/sinks/syslog.ts',
+        find: '.replace(SYSLOG_UNSAFE, unicodeEscape);\n}\n\n/**\n * The MSG part',
+        replace: ';\n}\n\n/**\n * The MSG part',
+      },
+    ],
+    tests: ['test/integration/security-terminal.test.ts'],
+  },
+  {
+    name: 'yaml-error-quotes-file',
+    breaks:
+      'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
+    patches: [
+      {
+        file: 'src/config.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
+        find: '${describeYamlError(err, text)}',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
+        replace: '${(err as Error).message}',
+      },
+      { file: 'src/config.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
+    ],
+    tests: ['test/integration/security-secrets.test.ts'],
   },
 ];
 

@@ -24,6 +24,7 @@ import { workerCommand } from './commands/worker.js';
 import { exitCodeFor, GovtrailError } from './errors.js';
 import { scrubSecrets } from './logger.js';
 import { packagePath } from './paths.js';
+import { terminalText } from './terminal.js';
 
 function packageVersion(): string {
   try {
@@ -90,7 +91,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     }
     if (err instanceof GovtrailError) {
       process.stderr.write(
-        `govtrail: ${scrubSecrets(err.message)}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
+        `govtrail: ${terminalText(scrubSecrets(err.message))}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
       );
       return exitCodeFor(err);
     }

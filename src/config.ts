@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { SinkRoute } from './alerts/routing.js';
 import { SEVERITIES, type Severity } from './alerts/types.js';
 import { ConfigError } from './errors.js';
+import { describeYamlError } from './yaml-error.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MIN_PAGE_SIZE = 10;
@@ -37,7 +38,10 @@ export interface TenantConfig {
 export interface HttpConfig {
   readonly connectTimeoutMs: number;
   readonly headersTimeoutMs: number;
+  /** Longest gap between two chunks of a body, and the deadline for the whole body. */
   readonly bodyTimeoutMs: number;
+  /** Largest 2xx body read (GOVTRAIL_HTTP_MAX_BODY); default DEFAULT_MAX_BODY_BYTES of http.ts. */
+  readonly maxBodyBytes?: number;
   /** Attempts per request, the first included. */
   readonly maxAttempts: number;
   /** Total time a run may spend waiting between retries. */
@@ -212,6 +216,30 @@ function intSetting(env: Env, name: string, fallback: number, min: number, max: 
   return n;
 }
 
+const BYTE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+};
+
+/** A size such as `67108864`, `512KiB` or `64MiB`, from 64 KiB to 4 GiB. */
+function byteSizeSetting(env: Env, name: string, fallback: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const m = /^(\d+)\s*([a-z]*)$/i.exec(raw.trim());
+  const unit = m === null ? undefined : BYTE_UNITS[(m[2] as string).toLowerCase()];
+  const n = m === null || unit === undefined ? Number.NaN : Number(m[1]) * unit;
+  if (!Number.isSafeInteger(n) || n < 64 * 1024 || n > 4 * 1024 ** 3) {
+    throw new ConfigError(
+      name,
+      `must be a size from 64KiB to 4GiB such as 64MiB, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+}
+
 function durationSetting(env: Env, name: string, fallbackMs: number): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallbackMs;
@@ -351,9 +379,10 @@ function readConfigFile(file: string): ConfigFile {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parseYaml(text, { prettyErrors: false });
   } catch (err) {
-    throw new ConfigError('GOVTRAIL_CONFIG', `${file} is not valid YAML: ${(err as Error).message}`);
+    // Position and reason only: the parser's excerpt of the file may show a password.
+    throw new ConfigError('GOVTRAIL_CONFIG', `${file} is not valid YAML: ${describeYamlError(err, text)}`);
   }
   const parsed = yamlFileSchema.safeParse(doc);
   if (!parsed.success) {
@@ -1330,6 +1359,7 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
       connectTimeoutMs: durationSetting(env, 'GOVTRAIL_HTTP_CONNECT_TIMEOUT', 10_000),
       headersTimeoutMs: durationSetting(env, 'GOVTRAIL_HTTP_HEADERS_TIMEOUT', 30_000),
       bodyTimeoutMs: durationSetting(env, 'GOVTRAIL_HTTP_BODY_TIMEOUT', 60_000),
+      maxBodyBytes: byteSizeSetting(env, 'GOVTRAIL_HTTP_MAX_BODY', 64 * 1024 * 1024),
       maxAttempts: intSetting(env, 'GOVTRAIL_HTTP_MAX_ATTEMPTS', 6, 1, 20),
       retryBudgetMs: durationSetting(env, 'GOVTRAIL_HTTP_RETRY_BUDGET', 10 * 60_000),
       retryAfterCapMs: durationSetting(env, 'GOVTRAIL_HTTP_RETRY_AFTER_CAP', 5 * 60_000),

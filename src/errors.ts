@@ -1,3 +1,5 @@
+import { redact } from './redact.js';
+
 /**
  * Errors with stable codes. Callers decide what to do from `code` (or the class), never from
  * message text. The README's "Error codes" table is kept in step with {@link ERROR_CODES} by a test.
@@ -41,6 +43,11 @@ export interface GovtrailErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * An error with a stable code. Its message is redacted when the error is created (src/redact.ts):
+ * whatever carries it on (the log, `sync_run.error_message`, `alert_delivery.last_error`, a
+ * command's output) never holds a registered secret in any of its forms.
+ */
 export class GovtrailError extends Error {
   override name = 'GovtrailError';
   readonly code: ErrorCode;
@@ -49,7 +56,7 @@ export class GovtrailError extends Error {
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: GovtrailErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.status = options.status;

@@ -4,6 +4,7 @@
  * {@link registerSecret} is scrubbed from messages and string fields wherever it appears.
  */
 import pino, { type Logger } from 'pino';
+import { hasSecrets, redact, registerSecret as registerRedaction } from './redact.js';
 
 export type { Logger } from 'pino';
 
@@ -32,19 +33,17 @@ export const REDACT_PATHS = [
   '*.headers.authorization',
 ];
 
-const secrets = new Set<string>();
-
-/** Registers a secret value (client secret, token, assertion) so it is scrubbed from every log line. */
+/**
+ * Registers a secret value (client secret, token, assertion, sink key or URL) so it is scrubbed from
+ * every log line and every error text, in each of its forms (src/redact.ts).
+ */
 export function registerSecret(value: string | undefined): void {
-  // Short values would scrub ordinary words; secrets worth the name are longer.
-  if (value !== undefined && value.length >= 8) secrets.add(value);
+  registerRedaction(value);
 }
 
-/** Replaces every registered secret in a string. */
+/** Replaces every registered secret in a string, in each of its forms (src/redact.ts). */
 export function scrubSecrets(text: string): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
-  return out;
+  return redact(text);
 }
 
 function scrubValue(value: unknown, depth: number): unknown {
@@ -83,7 +82,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     serializers: { err: (e: unknown) => scrubValue(errorDetails(e), 0) },
     hooks: {
       logMethod(args, method) {
-        if (secrets.size > 0) {
+        if (hasSecrets()) {
           const scrubbed = args.map((a) => scrubValue(a, 0)) as Parameters<typeof method>;
           return method.apply(this, scrubbed);
         }

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { DIFFED_FIELDS, DIRECTIONS, type Direction, isDiffFieldName, type Ranks } from '../changes/diff.js';
 import { GovtrailError } from '../errors.js';
+import { describeYamlError } from '../yaml-error.js';
 import { SEVERITIES, type Severity } from './types.js';
 
 /** Matches entries whose field_change rows include one that fits every given filter. */
@@ -307,10 +308,9 @@ function checkRunLevelPlacement(rule: Rule, file: string): void {
 
 function parseYamlDoc(text: string, file: string): unknown {
   try {
-    return parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+    return parseYaml(text, { prettyErrors: false, uniqueKeys: true });
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return fail(file, undefined, `not valid YAML: ${message}`);
+    return fail(file, undefined, `not valid YAML: ${describeYamlError(err, text)}`);
   }
 }
 

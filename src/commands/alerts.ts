@@ -9,6 +9,7 @@ import { scrubSecrets } from '../logger.js';
 import { parseTimestamp } from '../normalise/time.js';
 import { makePendingDeliveriesDue } from '../store/alerts.js';
 import { findRecentAlerts } from '../store/read.js';
+import { terminalJson, terminalLine } from '../terminal.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { formatTable } from './table.js';
@@ -48,7 +49,7 @@ export function alertsCommand(): Command {
             ...(severities !== undefined ? { severities } : {}),
           });
           if (opts.format === 'json') {
-            ctx.out.write(`${JSON.stringify(rows, null, 2)}\n`);
+            ctx.out.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
             return;
           }
           if (rows.length === 0) {
@@ -126,7 +127,8 @@ export function alertsCommand(): Command {
           testAlert(),
         );
         const width = Math.max(...results.map((r) => r.sink.length));
-        for (const r of results) ctx.out.write(`${r.sink.padEnd(width)}  ${r.outcome}\n`);
+        // A receiver's answer is in the outcome: shown with control characters escaped.
+        for (const r of results) ctx.out.write(`${r.sink.padEnd(width)}  ${terminalLine(r.outcome)}\n`);
         if (results.some((r) => !r.delivered)) throw new ExitCode(1);
       } finally {
         await database.close();

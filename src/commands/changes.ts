@@ -5,6 +5,7 @@ import { csvRow } from '../export/csv.js';
 import { EVIDENCE_HEADER, evidenceCells } from '../export/evidence.js';
 import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import { iterateChanges } from '../store/views.js';
+import { terminalJson } from '../terminal.js';
 import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
 import { resolveTenant } from './settings.js';
@@ -60,7 +61,7 @@ export function changesCommand(): Command {
             // JSON lines would stream; an array keeps `| jq` simple and matches the other commands.
             const all = [];
             for await (const c of changes) all.push(c);
-            ctx.out.write(`${JSON.stringify(all, null, 2)}\n`);
+            ctx.out.write(`${terminalJson(JSON.stringify(all, null, 2))}\n`);
             return;
           }
           const rows: string[][] = [];

@@ -4,6 +4,7 @@ import { GovtrailError } from '../errors.js';
 import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import type { Session } from '../store/database.js';
 import { findSettingsAsOf, listTenants } from '../store/views.js';
+import { terminalJson, terminalLine } from '../terminal.js';
 import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
 import { formatTable } from './table.js';
@@ -51,7 +52,7 @@ export function settingsCommand(): Command {
         const tenantId = await resolveTenant(database.db, opts.tenant);
         const row = await findSettingsAsOf(database.db, tenantId, at);
         if (opts.format === 'json') {
-          ctx.out.write(`${JSON.stringify(row ?? null, null, 2)}\n`);
+          ctx.out.write(`${terminalJson(JSON.stringify(row ?? null, null, 2))}\n`);
           return;
         }
         const when = at === 'now' ? 'now' : at.toISOString();
@@ -59,7 +60,10 @@ export function settingsCommand(): Command {
           ctx.out.write(`tenant ${tenantId}: no settings recorded at ${when} (before the first entry)\n`);
           return;
         }
-        const since = `since ${row.validFrom.toISOString()} (entry ${row.entryId}, ${row.changeKind ?? 'unknown change'})`;
+        // Entry id and change kind come from the source: shown with control characters escaped.
+        const since = terminalLine(
+          `since ${row.validFrom.toISOString()} (entry ${row.entryId}, ${row.changeKind ?? 'unknown change'})`,
+        );
         if (row.isDeleted) {
           ctx.out.write(`tenant ${tenantId}: settings DELETED at ${when}, ${since}\n`);
           return;

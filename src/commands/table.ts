@@ -1,8 +1,12 @@
 /** Plain-text tables for terminal output. */
+import { terminalLine } from '../terminal.js';
 
-/** Left-aligned columns separated by two spaces; cells are single-line. */
+/**
+ * Left-aligned columns separated by two spaces; cells are single-line, and every control character
+ * a cell holds (source text: ESC, C1, bidi overrides) is shown as a visible escape (src/terminal.ts).
+ */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const clean = (s: string) => s.replace(/[\r\n\t]+/g, ' ');
+  const clean = (s: string) => terminalLine(s.replace(/[\r\n\t]+/g, ' '));
   const all = [headers.map(clean), ...rows.map((r) => r.map(clean))];
   const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all

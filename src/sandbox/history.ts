@@ -750,6 +750,14 @@ export class HistoryStore {
    * position an entry created at `at` would take, or at the very top.
    */
   insertRaw(raw: unknown, options: { at?: string } = {}): void {
+    this.insertRawText(JSON.stringify(raw) ?? 'null', options);
+  }
+
+  /**
+   * Serves a JSON text verbatim as an entry, as {@link insertRaw} does: for values JSON.stringify
+   * cannot write, such as one nested thousands of levels deep.
+   */
+  insertRawText(json: string, options: { at?: string } = {}): void {
     const rng = this.runtimeRandom(0);
     let key: string;
     if (options.at !== undefined) {
@@ -760,7 +768,7 @@ export class HistoryStore {
       key = `${top}~`;
     }
     this.raw.add(this.keys.length);
-    this.insert(key, JSON.stringify(raw) ?? 'null');
+    this.insert(key, json);
   }
 
   private build(

@@ -106,6 +106,8 @@ export interface SandboxHistory {
   insertLate(spec: EntrySpec & { at: string }): SandboxEntry;
   /** Serves any JSON value as an entry, at the top or where an entry created at `at` would sort. */
   insertRaw(raw: unknown, options?: { at?: string }): void;
+  /** Serves a JSON text verbatim as an entry, as insertRaw does (for values JSON.stringify cannot write). */
+  insertRawText(json: string, options?: { at?: string }): void;
   /**
    * Backdates an entry: inserted into the past, however far behind the newest entry, served where
    * its KSUID sorts. The same as insertLate.

@@ -3,6 +3,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { redact } from '../redact.js';
 import type { Session } from './database.js';
 
 export type RunTrigger = 'cli' | 'schedule' | 'demo';
@@ -172,7 +173,8 @@ export async function finishRun(
       checkpoint_after: outcome.checkpointAfter,
       stop_reason: outcome.stopReason,
       error_code: outcome.errorCode ?? null,
-      error_message: outcome.errorMessage ?? null,
+      // Redacted where it is recorded too: the message may not come from a GovtrailError.
+      error_message: outcome.errorMessage == null ? null : redact(outcome.errorMessage),
       entries_changed: outcome.counters.entriesChanged,
       ...(r === undefined
         ? {}

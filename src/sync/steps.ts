@@ -8,6 +8,7 @@ import { diffSnapshots, type FieldChange } from '../changes/diff.js';
 import { type GovtrailError, toGovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { contentHash } from '../normalise/canonical.js';
+import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../normalise/depth.js';
 import { type EntryKey, entryKeyOf, normaliseEntry } from '../normalise/entry.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
 import { type ChronoEntry, findChronoEntries } from '../store/changes.js';
@@ -521,6 +522,11 @@ export class EntryWriter {
   /** Takes one page's raw entries; starts writing a batch once enough are waiting. */
   async add(trx: Session, raws: readonly unknown[]): Promise<void> {
     for (const raw of raws) {
+      // Hashing and storing recurse: an entry nested too deep for them is rejected, not a failed run.
+      if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {
+        this.rejectTooDeep(raw);
+        continue;
+      }
       // Only the key now: most served entries of a reconcile (and of a sync's lookback window) are
       // stored already, and need no more than a content hash.
       const key = entryKeyOf(raw);
@@ -551,6 +557,12 @@ export class EntryWriter {
     const n = normaliseEntry(this.o.tenantId, raw);
     const reason = n.ok ? 'entry could not be keyed' : n.reason;
     this.rejected.push({ reason, raw });
+    this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
+  }
+
+  private rejectTooDeep(raw: unknown): void {
+    const reason = tooDeepReason();
+    this.rejected.push({ reason, raw: pruneDeeperThan(raw) });
     this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
   }
 

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import { ConfigError, GovtrailError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { registerSecret, scrubSecrets } from '../logger.js';
+import { registerSecret } from '../logger.js';
+import { clip } from '../redact.js';
 import type { HttpTransport } from './http.js';
 
 /** The setting a bad secret is reported against (exit code 2, "fix this variable"). */
@@ -253,11 +254,11 @@ function rejected(status: number, text: string): GovtrailError {
   try {
     const body = JSON.parse(text) as Record<string, unknown> | null;
     if (body !== null && typeof body === 'object') {
-      if (typeof body['error'] === 'string') error = scrubSecrets(body['error'].slice(0, 64));
-      if (typeof body['error_description'] === 'string')
-        description = scrubSecrets(body['error_description'].slice(0, 200));
+      // Redacted before it is cut (clip): the form body an endpoint echoes holds the secret encoded.
+      if (typeof body['error'] === 'string') error = clip(body['error'], 64);
+      if (typeof body['error_description'] === 'string') description = clip(body['error_description'], 200);
       if (error === undefined && typeof body['message'] === 'string')
-        description = scrubSecrets(body['message'].slice(0, 200));
+        description = clip(body['message'], 200);
     }
   } catch {
     // Not JSON: the status alone says enough, and the body of a token response is not quoted.

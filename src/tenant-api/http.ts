@@ -10,7 +10,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { HttpConfig } from '../config.js';
 import { GovtrailError, HttpError, isAbortError, RETRYABLE_STATUSES } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { scrubSecrets } from '../logger.js';
+import { clip, redactCut } from '../redact.js';
 import { backoffDelay, parseRetryAfter, type RetryBudget } from './backoff.js';
 
 /** Which operation a request belongs to (metrics label, log field, error wording). */
@@ -103,6 +103,8 @@ export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
 
 /** At most this much of an error body is read; the rest is discarded with the socket. */
 const ERROR_BODY_LIMIT = 16 * 1024;
+/** Largest 2xx body read when GOVTRAIL_HTTP_MAX_BODY is not set: a page of 100 entries is ~100 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** At most this many characters of a server's body are quoted in an error message. */
 export const QUOTE_LIMIT = 200;
 
@@ -122,10 +124,12 @@ export function createHttpAgent(http: HttpConfig): Agent {
   });
 }
 
-/** Shortens a server's text for an error message and removes any registered secret from it. */
+/**
+ * A server's text for an error message: every registered secret removed first, then shortened
+ * ({@link clip}), then quoted.
+ */
 export function quote(text: string, limit: number = QUOTE_LIMIT): string {
-  const cut = text.length > limit ? `${text.slice(0, limit)}…` : text;
-  return JSON.stringify(scrubSecrets(cut));
+  return JSON.stringify(clip(text, limit));
 }
 
 /** What a server said in an error body, ready for a message. */
@@ -155,16 +159,15 @@ export function describeErrorBody(text: string): ServerErrorDescription {
     const o = parsed as Record<string, unknown>;
     const code = pickCode(o['code']) ?? pickCode(o['error']);
     const rawMessage = o['message'] ?? o['error_description'];
-    const message =
-      typeof rawMessage === 'string' ? scrubSecrets(rawMessage.slice(0, QUOTE_LIMIT)) : undefined;
+    const message = typeof rawMessage === 'string' ? clip(rawMessage, QUOTE_LIMIT) : undefined;
     if (code !== undefined || message !== undefined) {
       const parts = [
-        code === undefined ? undefined : `code ${typeof code === 'string' ? scrubSecrets(code) : code}`,
+        code === undefined ? undefined : `code ${code}`,
         message === undefined ? undefined : `message ${JSON.stringify(message)}`,
       ].filter((p): p is string => p !== undefined);
       return {
         summary: parts.join(', '),
-        ...(code === undefined ? {} : { serverCode: typeof code === 'string' ? scrubSecrets(code) : code }),
+        ...(code === undefined ? {} : { serverCode: code }),
         ...(message === undefined ? {} : { serverMessage: message }),
       };
     }
@@ -174,7 +177,7 @@ export function describeErrorBody(text: string): ServerErrorDescription {
 
 function pickCode(v: unknown): string | number | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v !== '') return v.slice(0, 64);
+  if (typeof v === 'string' && v !== '') return clip(v, 64);
   return undefined;
 }
 
@@ -380,11 +383,26 @@ export class HttpTransport {
     const { statusCode: status, body } = response;
     const ok = (status >= 200 && status < 300) || (spec.passStatuses?.includes(status) ?? false);
     let text: string;
+    // undici's bodyTimeout bounds each gap between chunks; this bounds the whole body, so that an
+    // upstream trickling a byte at a time cannot hold the run open.
+    const deadline = setTimeout(
+      () => body.destroy(bodyDeadlineError(spec.route, http.bodyTimeoutMs)),
+      http.bodyTimeoutMs,
+    );
     try {
-      text = ok ? await body.text() : await readCapped(body, ERROR_BODY_LIMIT);
+      text = ok
+        ? await readBounded(
+            body,
+            http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+            spec.route,
+            header(response, 'content-length'),
+          )
+        : await readCapped(body, ERROR_BODY_LIMIT);
     } catch (err) {
       body.destroy();
       throw this.#networkError(err, spec.route, signal);
+    } finally {
+      clearTimeout(deadline);
     }
     logger.debug(
       { route: spec.route, method: spec.method, status, ms: Math.round(performance.now() - started) },
@@ -449,6 +467,57 @@ export class HttpTransport {
   }
 }
 
+/** The whole body did not arrive in time: NETWORK, retryable, as a gap timeout is. */
+function bodyDeadlineError(route: Route, ms: number): HttpError {
+  return new HttpError(
+    'NETWORK',
+    `${routeLabel(route)} failed: network error UND_ERR_BODY_TIMEOUT (the whole body did not arrive within ${ms} ms, GOVTRAIL_HTTP_BODY_TIMEOUT)`,
+    { retryable: true, details: { route, networkCode: 'UND_ERR_BODY_TIMEOUT', bodyDeadlineMs: ms } },
+  );
+}
+
+/** A 2xx body over the cap: BAD_RESPONSE, not retried (the same page would be as large again). */
+function bodyTooLargeError(route: Route, limit: number, declared?: number): HttpError {
+  const size = declared === undefined ? 'more than' : `${declared} bytes, over`;
+  return new HttpError(
+    'BAD_RESPONSE',
+    `${routeLabel(route)} answered a body of ${size} the ${limit}-byte limit (GOVTRAIL_HTTP_MAX_BODY); it was not read`,
+    {
+      details: { route, maxBodyBytes: limit, ...(declared === undefined ? {} : { contentLength: declared }) },
+    },
+  );
+}
+
+/**
+ * Reads a 2xx body as text, at most `limit` bytes: a larger Content-Length is refused before
+ * reading, and a body that grows past the limit is destroyed as soon as it does, so no more than
+ * `limit` bytes (plus one chunk) are ever held.
+ */
+async function readBounded(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  route: Route,
+  contentLength: string | undefined,
+): Promise<string> {
+  const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    body.destroy();
+    throw bodyTooLargeError(route, limit, declared);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += buf.length;
+    if (size > limit) {
+      body.destroy();
+      throw bodyTooLargeError(route, limit);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
 function header(response: Dispatcher.ResponseData, name: string): string | undefined {
   const v = response.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -456,7 +525,8 @@ function header(response: Dispatcher.ResponseData, name: string): string | undef
 
 /**
  * Reads at most `limit` bytes of an error body, then destroys the rest. Reading it to the end keeps
- * the keep-alive socket reusable in the usual case of a short body.
+ * the keep-alive socket reusable in the usual case of a short body. A body cut at the limit may end
+ * in the first part of a secret, which no longer matches the whole: {@link redactCut} drops it.
  */
 async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
@@ -470,5 +540,6 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return size >= limit ? redactCut(text) : text;
 }

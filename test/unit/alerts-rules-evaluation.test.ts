@@ -626,9 +626,9 @@ describe('rule file validation names the file, the rule and the key', () => {
     );
   });
 
-  it("refuses YAML with a repeated key, quoting the parser's first line", () => {
+  it('refuses YAML with a repeated key, with the reason and position and no excerpt of the file', () => {
     expect(refusal('rules: []\nrules: []\n', 'mine.yaml')).toBe(
-      'mine.yaml: not valid YAML: Map keys must be unique at line 2, column 1:',
+      'mine.yaml: not valid YAML: Map keys must be unique at line 2, column 1',
     );
   });
 

@@ -4,6 +4,7 @@
  */
 import { type Dispatcher, request } from 'undici';
 import { isAbortError, RETRYABLE_STATUSES } from '../../errors.js';
+import { redact, redactCut } from '../../redact.js';
 import { parseRetryAfter } from '../../tenant-api/backoff.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 
@@ -80,7 +81,11 @@ export async function postJson(o: PostOptions): Promise<PostResult> {
   throw retryableFailure(o.sink, reason, { status, retryAfterMs });
 }
 
-/** Reads up to {@link BODY_BYTES} of a body, whitespace collapsed; the rest is dropped. */
+/**
+ * Reads up to {@link BODY_BYTES} of a body, whitespace collapsed; the rest is dropped. Secrets are
+ * redacted before anything is cut: a body cut at the byte limit may end in the head of a secret,
+ * which {@link redactCut} drops too.
+ */
 async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -96,8 +101,9 @@ async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<strin
     // The status says what happened; a broken body adds nothing to that.
     return '';
   }
-  const text = Buffer.concat(chunks).toString('utf8').slice(0, BODY_BYTES);
-  return text.replace(/\s+/g, ' ').trim();
+  const text = Buffer.concat(chunks).toString('utf8');
+  const clean = size >= BODY_BYTES ? redactCut(text) : redact(text);
+  return clean.replace(/\s+/g, ' ').trim().slice(0, BODY_BYTES);
 }
 
 function isTimeout(err: unknown): boolean {

@@ -52,9 +52,33 @@ export const SYSLOG_SEVERITY: Readonly<Record<Severity, number>> = {
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** An SD-PARAM value with `"`, `\` and `]` escaped (RFC 5424 §6.3.3). */
+/**
+ * What line-based relays split a message on, or a terminal acts on: C0 controls (LF and CR among
+ * them), DEL, C1 controls (NEL) and the Unicode line and paragraph separators.
+ */
+const SYSLOG_UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/** The `\uXXXX` text of a character. */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * The one place syslog text is made safe. An SD-PARAM value: `"`, `\` and `]` escaped as RFC 5424
+ * §6.3.3 says, then every control character and line separator written as the visible text
+ * `\u000a` (a receiver reads a backslash before anything but `"`, `\`, `]` as itself), so the
+ * message stays on one line whatever the source put in a tenant name or an id.
+ */
 export function escapeSdValue(value: string): string {
-  return value.replace(/["\\\]]/g, (c) => `\\${c}`);
+  return value.replace(/["\\\]]/g, (c) => `\\${c}`).replace(SYSLOG_UNSAFE, unicodeEscape);
+}
+
+/**
+ * The MSG part: JSON text on one line. JSON.stringify escapes C0 controls already; DEL, C1 controls
+ * and the line separators become their `\uXXXX` escapes, the same JSON value.
+ */
+export function syslogJson(value: unknown): string {
+  return JSON.stringify(value).replace(SYSLOG_UNSAFE, unicodeEscape);
 }
 
 /** A header field: printable US-ASCII only (others become `?`), at most `max` characters, `-` when empty. */
@@ -108,12 +132,19 @@ export function syslogMessage(alert: AlertMessage, o: SyslogMessageOptions): Buf
     dedupeKey: alert.dedupeKey,
   });
   const head = Buffer.from(`${header} ${sd} `, 'utf8');
-  const event = ocsfAlertEvent(alert, {
-    budgetBytes: o.maxBytes - head.length - BOM.length,
-    now: o.now,
-    productVersion: o.productVersion,
-  });
-  return Buffer.concat([head, BOM, Buffer.from(JSON.stringify(event), 'utf8')]);
+  const room = o.maxBytes - head.length - BOM.length;
+  // Escaping can make the JSON longer than the budget it was fitted to: fit it again with less.
+  let budget = room;
+  let json = '';
+  for (let i = 0; i < 3; i++) {
+    json = syslogJson(
+      ocsfAlertEvent(alert, { budgetBytes: budget, now: o.now, productVersion: o.productVersion }),
+    );
+    const over = Buffer.byteLength(json, 'utf8') - room;
+    if (over <= 0) break;
+    budget -= over;
+  }
+  return Buffer.concat([head, BOM, Buffer.from(json, 'utf8')]);
 }
 
 /** The octet-counting frame of RFC 6587 §3.4.1 / RFC 5425: `MSG-LEN SP SYSLOG-MSG`, LEN in bytes. */

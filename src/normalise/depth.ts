@@ -1,0 +1,67 @@
+/**
+ * How deep an entry nests, measured without recursion. The copy of an entry is written and hashed
+ * by recursive code (canonical JSON, JSON.stringify, jsonb); an entry nested thousands of levels
+ * deep would overflow the stack there and fail every run. Such an entry is rejected instead
+ * (rejected_entry, with its reason), its too-deep parts replaced by a marker. Pure.
+ */
+
+/**
+ * The deepest nesting of arrays and objects an entry may have. The brief's entries nest about five
+ * levels; 256 leaves room for any unknown field while keeping the recursive writers far from the
+ * stack limit (thousands of levels).
+ */
+export const MAX_ENTRY_DEPTH = 256;
+
+/** Whether `value` nests arrays and objects more than `limit` levels deep. Iterative: any depth. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  for (let top = nodes.pop(); top !== undefined; top = nodes.pop()) {
+    const depth = depths.pop() as number;
+    if (depth > limit) return true;
+    if (Array.isArray(top)) {
+      for (const v of top) {
+        if (v !== null && typeof v === 'object') {
+          nodes.push(v);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const k in top) {
+        const v = (top as Record<string, unknown>)[k];
+        if (v !== null && typeof v === 'object') {
+          nodes.push(v);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/** The reason a too-deep entry is rejected with. */
+export function tooDeepReason(limit: number = MAX_ENTRY_DEPTH): string {
+  return `nested more than ${limit} levels deep: kept here with the deeper parts replaced by "${tooDeepMarker(limit)}"`;
+}
+
+function tooDeepMarker(limit: number): string {
+  return `[nested deeper than ${limit} levels: not kept]`;
+}
+
+/**
+ * `value` with every array or object below `limit` levels replaced by a marker string, so that it
+ * can be stored and hashed. Recursion is bounded by `limit`.
+ */
+export function pruneDeeperThan(value: unknown, limit: number = MAX_ENTRY_DEPTH): unknown {
+  return prune(value, 1, limit);
+}
+
+function prune(value: unknown, depth: number, limit: number): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > limit) return tooDeepMarker(limit);
+  if (Array.isArray(value)) return value.map((v) => prune(v, depth + 1, limit));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = prune(v, depth + 1, limit);
+  return out;
+}
