@@ -326,6 +326,8 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: [REGISTRY],
+  },
+  {
     name: 'anchor-truncation-ignored',
     breaks:
       'integrity.md, anchors: verify with anchors does not notice that the newest anchored entries were deleted',
@@ -447,6 +449,8 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
     name: 'backdated-only-by-reconcile',
     breaks:
       'S12: a sync stores an entry dated behind checkpoint − lookback (read on a page it fetched anyway) without recording it as backdated',
@@ -496,6 +500,8 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
     name: 'secret-scrubbed-raw-only',
     breaks:
       'issue 20 item 1: only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
