@@ -130,12 +130,12 @@ comment on column govtrail.tenant.status_changed_at is
 comment on column govtrail.tenant.enabled_at is
   'When the tenant last became active: registration or govtrail tenants enable.';
 comment on column govtrail.tenant.enabled_by is
-  'Who made it active: "configuration", "migration 0007", or the operating-system user who ran govtrail tenants enable.';
+  'Who made it active: "configuration", "migration 0007", "run ledger" (registered by a status command from the run ledger), or the user@host that ran govtrail tenants enable.';
 comment on column govtrail.tenant.disabled_at is
   'When govtrail tenants disable last disabled it; NULL when never.';
 comment on column govtrail.tenant.disabled_by is
-  'The operating-system user who ran govtrail tenants disable; NULL when never.';
+  'The user@host that ran govtrail tenants disable; NULL when never.';
 comment on column govtrail.tenant.retired_at is
   'When govtrail tenants retire retired it; NULL when never.';
 comment on column govtrail.tenant.retired_by is
-  'The operating-system user who ran govtrail tenants retire; NULL when never.';
+  'The user@host that ran govtrail tenants retire; NULL when never.';

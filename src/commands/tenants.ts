@@ -100,7 +100,7 @@ async function changeStatus(name: string, to: TenantStatus, force: boolean): Pro
       case 'unknown':
         throw new GovtrailError(
           'USAGE',
-          `no tenant named ${JSON.stringify(name)} is registered or configured (govtrail tenants list shows them)`,
+          `no tenant named ${JSON.stringify(name)} is registered, configured or in the run ledger (govtrail tenants list shows them)`,
         );
       case 'refused':
         throw new GovtrailError(

@@ -231,10 +231,26 @@ const STAMP: Record<
   retired: { at: 'retired_at', by: 'retired_by' },
 };
 
+/** Who registered a tenant found only in the run ledger (synced by a path that does not register). */
+export const LEDGER_ACTOR = 'run ledger';
+
 /**
- * Sets a registered tenant's status (`govtrail tenants enable | disable | retire`), recording when
- * and by whom. Leaving `retired` needs `force`. Nothing else of the tenant changes: its history,
- * checkpoint and ledger stay as they are.
+ * Registers, as active, a tenant the registry lacks but the run ledger knows, as migration 0007 did
+ * for the tenants stored before it; nothing when the ledger does not know it either.
+ */
+async function registerFromLedger(db: Session, tenant: string): Promise<void> {
+  await sql`
+    insert into govtrail.tenant (tenant_id, first_seen_at, status_changed_at, enabled_at, enabled_by)
+    select r.tenant_id, min(r.started_at), min(r.started_at), min(r.started_at), ${LEDGER_ACTOR}
+    from govtrail.sync_run r where r.tenant_id = ${tenant}
+    group by r.tenant_id
+    on conflict (tenant_id) do nothing`.execute(db);
+}
+
+/**
+ * Sets a tenant's status (`govtrail tenants enable | disable | retire`), recording when and by
+ * whom; a tenant only the run ledger knows is registered first. Leaving `retired` needs `force`.
+ * Nothing else of the tenant changes: its history, checkpoint and ledger stay as they are.
  */
 export async function setTenantStatus(
   db: Session,
@@ -243,12 +259,18 @@ export async function setTenantStatus(
   options: { readonly by: string; readonly force?: boolean },
 ): Promise<StatusChange> {
   return inTransaction(db, async (trx) => {
-    const row = await trx
-      .selectFrom('govtrail.tenant')
-      .select('status')
-      .where('tenant_id', '=', tenant)
-      .forUpdate()
-      .executeTakeFirst();
+    const lock = () =>
+      trx
+        .selectFrom('govtrail.tenant')
+        .select('status')
+        .where('tenant_id', '=', tenant)
+        .forUpdate()
+        .executeTakeFirst();
+    let row = await lock();
+    if (row === undefined) {
+      await registerFromLedger(trx, tenant);
+      row = await lock();
+    }
     if (row === undefined) return { outcome: 'unknown', tenant };
     const from = row.status as TenantStatus;
     if (from === to) return { outcome: 'unchanged', tenant, status: from };

@@ -4,7 +4,8 @@
  * dashboard's tenant list; disable and enable round-trip, and govtrail sync skips a tenant that is
  * not active; a configuration reload never re-enables a tenant an operator disabled or retired; no
  * column of the registry ever holds a secret; unknown names and a retired tenant's enable without
- * --force exit 2 with one line.
+ * --force exit 2 with one line, while a tenant only the run ledger knows can be retired; migration
+ * 0007 registers the tenants stored before it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -309,6 +310,17 @@ describe.skipIf(!onServer)(`tenant registry${onServer ? '' : ` (${NEEDS_SERVER})
     expect(refused.err).toContain('--force');
     expect((await cli('tenants', 'disable', 'acme')).code).toBe(2);
     expect(await statusOf(h.database.db, 'acme')).toBe('retired');
+    // A tenant only the run ledger knows (synced by a path that does not register) can be retired.
+    await h.database.db
+      .insertInto('govtrail.sync_run')
+      .values({ tenant_id: 'ghost', trigger: 'cli' })
+      .execute();
+    expect(await healthTenants(h.database.db)).toContain('ghost');
+    const ghost = await cli('tenants', 'retire', 'ghost');
+    expect(ghost.code).toBe(0);
+    expect(ghost.out).toMatch(/^ghost: active -> retired: /);
+    expect(await healthTenants(h.database.db)).not.toContain('ghost');
+
     const forced = await cli('tenants', 'enable', 'acme', '--force');
     expect(forced.code).toBe(0);
     expect(forced.out).toMatch(/^acme: retired -> active: /);
