@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diffSnapshots } from '../../src/changes/diff.js';
 import { silentLogger } from '../../src/logger.js';
 import { rowHash, toJsonbText } from '../../src/normalise/canonical.js';
 import { normaliseEntry } from '../../src/normalise/entry.js';
@@ -18,6 +19,7 @@ import { type Database, openDatabase, type Session } from '../../src/store/datab
 import { insertEntries } from '../../src/store/history.js';
 import { migrate } from '../../src/store/migrate.js';
 import { verifyStore } from '../../src/store/verify.js';
+import { isDiffBase } from '../../src/sync/backfill-walk.js';
 import { createTestDatabase, NEEDS_SERVER, onServer } from '../helpers/database.js';
 
 interface Backend {
@@ -400,6 +402,26 @@ for (const [name, open, skip] of BACKENDS) {
           where tenant_id = ${tenant} and entry_id = ${entries[1]?.entry.entryId}`.execute(s);
         expect(snap[0]?.allowed).toEqual(['MCP_CLIENT_TYPE_PERSONAL', HOSTILE[1], '"quoted"', 'NULL']);
         expect(snap[0]?.extra).toEqual(JSON.parse(toJsonbText(entries[1]?.snapshot?.extraFields)));
+
+        // The field changes a sync would store with them (verify checks those against the diff too).
+        const chrono = [...entries].sort((x, y) =>
+          x.entry.createdAtKey === y.entry.createdAtKey
+            ? Buffer.compare(Buffer.from(x.entry.entryId), Buffer.from(y.entry.entryId))
+            : x.entry.createdAtKey < y.entry.createdAtKey
+              ? -1
+              : 1,
+        );
+        let base: NormalisedEntry['snapshotWire'] = null;
+        const changes = chrono.flatMap((e) => {
+          const rows = diffSnapshots(base, e.snapshotWire).map((change) => ({
+            entryId: e.entry.entryId,
+            change,
+          }));
+          if (isDiffBase(e.snapshotWire)) base = e.snapshotWire;
+          return rows;
+        });
+        expect(changes.length).toBeGreaterThan(0);
+        await insertFieldChanges(s, tenant, changes);
 
         // verify recomputes the chain from the stored rows and re-derives the child rows.
         const v = await verifyStore(s, { tenantId: tenant, pageSize: 7 });
