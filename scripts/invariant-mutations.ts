@@ -291,6 +291,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/sync-statistics.test.ts'],
   },
+  {
+    name: 'sync-cli-sequential',
+    breaks:
+      'issue 18: `govtrail sync` runs its tenants one after another, not GOVTRAIL_WORKER_CONCURRENCY at once',
+    patches: [
+      {
+        file: 'src/commands/sync.ts',
+        find: 'concurrency: config.workerConcurrency,',
+        replace: 'concurrency: 1,',
+      },
+    ],
+    tests: ['test/integration/sync-cli-fleet.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
