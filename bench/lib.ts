@@ -101,22 +101,25 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-export async function createScratchDatabase(prefix = 'govtrail_bench'): Promise<ScratchDatabase> {
+export async function createScratchDatabase(
+  prefix = 'govtrail_bench',
+  serverUrl = SERVER_URL,
+): Promise<ScratchDatabase> {
   const name = `${prefix}_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SERVER_URL });
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
     await admin.query(`create database ${name}`);
   } finally {
     await admin.end();
   }
-  const u = new URL(SERVER_URL);
+  const u = new URL(serverUrl);
   u.pathname = `/${name}`;
   return {
     url: u.toString(),
     name,
     async drop() {
-      const a = new pg.Client({ connectionString: SERVER_URL });
+      const a = new pg.Client({ connectionString: serverUrl });
       await a.connect();
       try {
         await a.query(`drop database if exists ${name} with (force)`);

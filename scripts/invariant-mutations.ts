@@ -632,6 +632,56 @@ export const MUTATIONS: readonly Mutation[] = [
       { file: 'src/config.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
     ],
     tests: ['test/integration/security-secrets.test.ts'],
+    name: 'analyze-every-run',
+    breaks:
+      'issue 18: every run that stored something ANALYZEs the store, so onboarding a fleet costs one ANALYZE of everything stored per tenant',
+    patches: [
+      {
+        file: 'src/store/statistics.ts',
+        find: '  if (change.estimatedRows <= 0) return true;\n',
+        replace: '  return true;\n',
+      },
+    ],
+    tests: ['test/integration/sync-statistics.test.ts'],
+  },
+  {
+    name: 'analyze-own-changes-uncounted',
+    breaks:
+      "issue 18: the run's own uncommitted changes are left out of the ANALYZE decision, so a backfill into an empty store gets no statistics",
+    patches: [
+      {
+        file: 'src/store/statistics.ts',
+        find: '             + pg_stat_get_xact_tuples_inserted(c.oid)\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/sync-statistics.test.ts'],
+  },
+  {
+    name: 'analyze-tiny-backfill-skipped',
+    breaks:
+      'issue 18: a backfill of fewer than 50 entries into never-analyzed tables leaves them without statistics',
+    patches: [
+      {
+        file: 'src/store/statistics.ts',
+        find: '  if (change.estimatedRows <= 0) return true;\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/sync-statistics.test.ts'],
+  },
+  {
+    name: 'sync-cli-sequential',
+    breaks:
+      'issue 18: `govtrail sync` runs its tenants one after another, not GOVTRAIL_WORKER_CONCURRENCY at once',
+    patches: [
+      {
+        file: 'src/commands/sync.ts',
+        find: 'concurrency: config.workerConcurrency,',
+        replace: 'concurrency: 1,',
+      },
+    ],
+    tests: ['test/integration/sync-cli-fleet.test.ts'],
   },
 ];
 

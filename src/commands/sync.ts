@@ -7,14 +7,15 @@ import { syncTenant } from '../sync/service.js';
 import { activeTenants } from './active-tenants.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
-import { progressReporter } from './progress.js';
+import { fleetProgress } from './progress.js';
+import { syncFleet } from './sync-fleet.js';
 import { formatTable } from './table.js';
 
 export function syncCommand(): Command {
   return new Command('sync')
     .summary('one checkpointed sync per configured tenant, then alert delivery')
     .description(
-      'Run one checkpointed sync for every configured tenant (or the one named), then deliver pending alerts. Prints a summary per tenant; exits 1 when any tenant failed.\n\nA tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
+      'Run one checkpointed sync for every configured tenant (or the one named), GOVTRAIL_WORKER_CONCURRENCY tenants at once, then deliver pending alerts. On a terminal, prints a line as each tenant finishes; then a summary per tenant; exits 1 when any tenant failed.\n\nA tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
     )
     .option('-t, --tenant <name>', 'sync only this tenant (its name in the database)')
     .action(async (opts: { tenant?: string }) => {
@@ -26,21 +27,24 @@ export function syncCommand(): Command {
       let delivery = '';
       try {
         const alerting = createAlerting(config, ctx.logger, database);
-        for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
-          const progress = progressReporter(tenant.name, ctx.logger);
-          summaries.push(
-            await syncTenant({
-              database,
-              config,
-              logger: ctx.logger,
-              tenant,
-              trigger: 'cli',
-              alerting,
-              onProgress: progress.update,
-            }),
-          );
-          progress.done();
-        }
+        const active = await activeTenants(database.db, tenants, ctx.out);
+        summaries.push(
+          ...(await syncFleet({
+            tenants: active,
+            concurrency: config.workerConcurrency,
+            progress: fleetProgress(active.length, ctx.logger),
+            run: (tenant, onProgress) =>
+              syncTenant({
+                database,
+                config,
+                logger: ctx.logger,
+                tenant,
+                trigger: 'cli',
+                alerting,
+                onProgress,
+              }),
+          })),
+        );
         const d = await alerting.deliver();
         if (d.delivered + d.retried + d.failed > 0) {
           delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up`;

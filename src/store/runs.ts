@@ -243,13 +243,3 @@ export function tenantLockKey(tenantId: string): string {
   const digest = createHash('sha256').update(`govtrail:tenant:${tenantId}`).digest();
   return digest.readBigInt64BE(0).toString();
 }
-
-/**
- * Refreshes the planner's statistics of the tables the views, dashboards and exports join (ANALYZE).
- * Samples at most 30 000 rows a table, whatever its size.
- */
-export async function analyzeTables(session: Session): Promise<void> {
-  await sql`analyze govtrail.history_entry, govtrail.history_annotation, govtrail.settings_snapshot, govtrail.field_change, govtrail.alert`.execute(
-    session,
-  );
-}

@@ -23,7 +23,6 @@ import {
   type RejectedInput,
 } from '../store/history.js';
 import {
-  analyzeTables,
   type Checkpoint,
   failOrphanedRuns,
   finishRun,
@@ -39,6 +38,7 @@ import {
   unlockTenant,
   writeCheckpoint,
 } from '../store/runs.js';
+import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
 import type { HistoryPage, WireSettings } from '../wire.js';
 import { groupServed } from './served.js';
 import { lookbackBound, storedKey } from './stop-rule.js';
@@ -194,20 +194,22 @@ export function emptyCounters(): RunCounters {
  * ledger's close. Never throws for a failed run: the summary carries the error, and the ledger row
  * records it (the transaction rolled back, so nothing the run wrote remains).
  */
-/** A run that stored at least this many entries refreshes the planner's statistics afterwards. */
-export const ANALYZE_AFTER_INSERTS = 10_000;
-
 /**
- * ANALYZE after a backfill or a large run, once committed. Without statistics the planner takes the
- * tables for empty and picks plans that are orders of magnitude slower (a 20 000-entry evidence pack:
- * 399 s against 11 s); autovacuum would fix that later, where it runs at all (the embedded database
- * has none, and servers may have it off). Best effort: a failure is logged, the run stands.
+ * ANALYZE, once the run committed, of the tables whose statistics its changes made stale
+ * (store/statistics.ts decides which, from the size of the change relative to the table: a
+ * backfill into empty tables always, a small tenant's backfill into a large store not). Best
+ * effort: a failure is logged, the run stands.
  */
-async function refreshStatistics(session: Session, logger: Logger): Promise<void> {
+async function refreshStatistics(
+  session: Session,
+  tables: readonly AnalyzedTable[],
+  logger: Logger,
+): Promise<void> {
+  if (tables.length === 0) return;
   const started = Date.now();
   try {
-    await analyzeTables(session);
-    logger.debug({ ms: Date.now() - started }, 'table statistics refreshed');
+    await analyzeTables(session, tables);
+    logger.debug({ ms: Date.now() - started, tables }, 'table statistics refreshed');
   } catch (err) {
     logger.warn(
       { err },
@@ -334,7 +336,10 @@ export async function executeRun(
           stopReason,
           reconcile,
         });
+        // Decided here, where this transaction's own changes are still countable.
+        const stale = counters.entriesInserted > 0 ? await staleTables(trx, logger) : [];
         return {
+          stale,
           stopReason,
           checkpointAfter,
           alerts: after.alerts + findings.alerts,
@@ -344,9 +349,7 @@ export async function executeRun(
         };
       });
 
-      if (isBackfill || counters.entriesInserted >= ANALYZE_AFTER_INSERTS) {
-        await refreshStatistics(session, logger);
-      }
+      await refreshStatistics(session, result.stale, logger);
       logger.info(
         { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
         `${kind} succeeded`,

@@ -1,0 +1,110 @@
+/**
+ * When a run refreshes the planner's statistics (ANALYZE), and of which tables.
+ *
+ * Without statistics the planner takes the tables for empty and picks plans orders of magnitude
+ * slower (bench/RESULTS.md (g): a 20 000-entry evidence pack took 399 s instead of 11 s), and
+ * autovacuum, which would fix that later, does not run everywhere (the embedded database has none;
+ * servers may have it off). So a run does autovacuum's analyze decision itself, per table, from
+ * the size of the change relative to the table: a table is analyzed when it has never been
+ * analyzed (or was analyzed empty) and now has rows, or when the rows changed since its last
+ * ANALYZE reach autovacuum's default threshold, 50 + 10 % of the table. The decision is made inside
+ * the run's transaction, where the run's own changes are exact; the ANALYZE runs once committed.
+ *
+ * Onboarding a fleet of small tenants therefore costs a number of ANALYZEs that grows with the
+ * logarithm of the data stored (one each time the tables grew by a tenth), not one per tenant.
+ */
+import { sql } from 'kysely';
+import type { Logger } from '../logger.js';
+import type { Session } from './database.js';
+
+/** The tables the views, dashboards and exports join, whose statistics a run keeps current. */
+export const ANALYZED_TABLES = [
+  'history_entry',
+  'history_annotation',
+  'settings_snapshot',
+  'field_change',
+  'alert',
+] as const;
+export type AnalyzedTable = (typeof ANALYZED_TABLES)[number];
+
+/** autovacuum_analyze_threshold's default: rows changed before any table is worth re-analyzing. */
+export const ANALYZE_BASE_ROWS = 50;
+/** autovacuum_analyze_scale_factor's default: the share of the table that must have changed. */
+export const ANALYZE_SCALE = 0.1;
+
+/** What the decision needs to know of one table. */
+export interface TableChange {
+  readonly table: AnalyzedTable;
+  /**
+   * The planner's row count from the last ANALYZE (or VACUUM); negative when the table has never
+   * been analyzed (pg_class.reltuples).
+   */
+  readonly estimatedRows: number;
+  /** Rows inserted, updated or deleted since the last ANALYZE, this transaction's included. */
+  readonly changedRows: number;
+}
+
+/** Whether the table's statistics are stale enough for the run to ANALYZE it. */
+export function needsAnalyze(change: TableChange): boolean {
+  if (change.changedRows <= 0) return false;
+  // Never analyzed, or analyzed while empty: the planner would take it for (nearly) empty.
+  if (change.estimatedRows <= 0) return true;
+  return change.changedRows >= ANALYZE_BASE_ROWS + ANALYZE_SCALE * change.estimatedRows;
+}
+
+/** The tables among `changes` to analyze, in ANALYZED_TABLES order. */
+export function tablesToAnalyze(changes: readonly TableChange[]): AnalyzedTable[] {
+  return changes.filter(needsAnalyze).map((c) => c.table);
+}
+
+/**
+ * Each analyzed table's row estimate and rows changed since its last ANALYZE: the changes other
+ * sessions have reported to the statistics system (n_mod_since_analyze) plus this transaction's own,
+ * which are not reported before it ends. Call it inside the run's transaction, after its writes.
+ * Changes of other sessions reach the statistics system up to a few seconds late; the count errs
+ * low by them, never high.
+ */
+export async function readTableChanges(trx: Session): Promise<TableChange[]> {
+  const { rows } = await sql<{ relname: string; reltuples: number; changed: number }>`
+    select c.relname,
+           c.reltuples::float8 as reltuples,
+           (coalesce(pg_stat_get_mod_since_analyze(c.oid), 0)
+             + pg_stat_get_xact_tuples_inserted(c.oid)
+             + pg_stat_get_xact_tuples_updated(c.oid)
+             + pg_stat_get_xact_tuples_deleted(c.oid))::float8 as changed
+      from pg_class c
+     where c.relnamespace = 'govtrail'::regnamespace
+       and c.relname = any(${[...ANALYZED_TABLES]}::text[])`.execute(trx);
+  const byName = new Map(rows.map((r) => [r.relname, r]));
+  return ANALYZED_TABLES.flatMap((table) => {
+    const r = byName.get(table);
+    return r === undefined
+      ? []
+      : [{ table, estimatedRows: Number(r.reltuples), changedRows: Number(r.changed) }];
+  });
+}
+
+/**
+ * The tables to ANALYZE once the transaction commits (call it inside, after the run's writes).
+ * Never fails the run: when the statistics cannot be read it logs why and returns none, the read
+ * being fenced by a savepoint so the transaction stays usable.
+ */
+export async function staleTables(trx: Session, logger: Logger): Promise<AnalyzedTable[]> {
+  await sql`savepoint govtrail_statistics`.execute(trx);
+  try {
+    const stale = tablesToAnalyze(await readTableChanges(trx));
+    await sql`release savepoint govtrail_statistics`.execute(trx);
+    return stale;
+  } catch (err) {
+    await sql`rollback to savepoint govtrail_statistics`.execute(trx);
+    logger.warn({ err }, 'could not read table statistics; not refreshing them after this run');
+    return [];
+  }
+}
+
+/** ANALYZE of the given govtrail tables, in one statement. Samples at most 30 000 rows a table. */
+export async function analyzeTables(session: Session, tables: readonly AnalyzedTable[]): Promise<void> {
+  if (tables.length === 0) return;
+  const names = tables.map((t) => sql.table(`govtrail.${t}`));
+  await sql`analyze ${sql.join(names)}`.execute(session);
+}
