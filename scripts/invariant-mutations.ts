@@ -632,6 +632,8 @@ export const MUTATIONS: readonly Mutation[] = [
       { file: 'src/config.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
     ],
     tests: ['test/integration/security-secrets.test.ts'],
+  },
+  {
     name: 'analyze-every-run',
     breaks:
       'issue 18: every run that stored something ANALYZEs the store, so onboarding a fleet costs one ANALYZE of everything stored per tenant',
