@@ -11,7 +11,7 @@ alter table govtrail.source_discrepancy add constraint source_discrepancy_kind_c
 -- Ids a reconcile saw served with more than one content (NULL for syncs and older reconciles).
 alter table govtrail.sync_run add column entries_conflicting integer;
 
--- exporter_health as in 0004, plus open_conflicting_ids: the ids the last successful reconcile saw
+-- exporter_health as in 0007 (retired tenants left out), plus open_conflicting_ids: the ids the last successful reconcile saw
 -- served twice with different contents, plus distinct ids recorded so by syncs since.
 create or replace view govtrail.exporter_health as
 select
@@ -77,7 +77,9 @@ left join lateral (
          count(distinct d.entry_id) filter (where d.kind = 'conflicting_ids') as conflicting
   from govtrail.source_discrepancy d
   where d.tenant_id = k.tenant_id and d.kind in ('changed_at_source', 'conflicting_ids')
-    and d.run_id > coalesce(rc_ok.run_id, 0)) since on true;
+    and d.run_id > coalesce(rc_ok.run_id, 0)) since on true
+where not exists (
+  select from govtrail.tenant rt where rt.tenant_id = k.tenant_id and rt.status = 'retired');
 
 comment on column govtrail.exporter_health.open_conflicting_ids is
   'Ids the source serves with more than one content in one listing: entries_conflicting of the latest successful reconcile plus distinct ids found so by later syncs. 0 when none.';
