@@ -13,8 +13,8 @@ import { scheduleIntervalMs } from '../export/pack/schedule.js';
 import { parseSigningKey, SIGNING_KEY_SETTING } from '../export/pack/signing.js';
 import { type Logger, registerSecret } from '../logger.js';
 import { packagePath } from '../paths.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 
@@ -52,8 +52,8 @@ export function evidencePackCommand(): Command {
         'the HTML report, a README.txt, SHA256SUMS and a manifest with each file’s sha256 and row count, ' +
         'signed when GOVTRAIL_EVIDENCE_SIGNING_KEY is set.',
     )
-    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)')
-    .requiredOption('--to <time>', 'first instant excluded')
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <dir>', 'the pack directory to create (must not exist, or be empty)')
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .option(
@@ -61,9 +61,8 @@ export function evidencePackCommand(): Command {
       'schedule interval of the coverage-gap rule, e.g. 15m (default: derived from GOVTRAIL_SCHEDULE)',
     )
     .addHelpText('after', HELP)
-    .action(async (opts: { from: string; to: string; out: string; tenant?: string; interval?: string }) => {
-      const from = parseTimeOption('--from', opts.from);
-      const to = parseTimeOption('--to', opts.to);
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string; interval?: string }) => {
+      const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       checkPackTarget(opts.out);
       const ctx = createContext();

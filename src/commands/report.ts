@@ -5,8 +5,8 @@ import { GovtrailError } from '../errors.js';
 import { loadReportData } from '../report/data.js';
 import { renderReport } from '../report/html.js';
 import type { Session } from '../store/database.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 
 /** Loads, renders and writes the report of one tenant; returns the path written. */
@@ -30,12 +30,11 @@ export function reportCommand(): Command {
         'Opens offline and prints. Default period: the 90 days before the newest entry.',
     )
     .requiredOption('--out <file>', 'the HTML file to write')
-    .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)')
-    .option('--to <time>', 'end of the period, exclusive (default now)')
+    .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)', timeArg)
+    .option('--to <time>', 'end of the period, exclusive (default now)', timeArg)
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
-    .action(async (opts: { out: string; from?: string; to?: string; tenant?: string }) => {
-      const from = opts.from === undefined ? undefined : parseTimeOption('--from', opts.from);
-      const to = opts.to === undefined ? undefined : parseTimeOption('--to', opts.to);
+    .action(async (opts: { out: string; from?: Date; to?: Date; tenant?: string }) => {
+      const { from, to } = opts;
       if (from !== undefined && to !== undefined && to <= from) {
         throw new GovtrailError('USAGE', '--to must be later than --from');
       }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createAlerting } from '../alerts/setup.js';
+import { type Alerting, createAlerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { SyncRunSummary } from '../sync/run.js';
@@ -23,8 +23,9 @@ export function syncCommand(): Command {
       const database = await ctx.openDatabase();
       const summaries: SyncRunSummary[] = [];
       let delivery = '';
+      let alerting: Alerting | undefined;
       try {
-        const alerting = createAlerting(config, ctx.logger, database);
+        alerting = createAlerting(config, ctx.logger, database);
         for (const tenant of tenants) {
           const progress = progressReporter(tenant.name, ctx.logger);
           summaries.push(
@@ -45,6 +46,8 @@ export function syncCommand(): Command {
           delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up`;
         }
       } finally {
+        // A TCP or TLS syslog sink (or a pooled SMTP transport) would keep the process alive.
+        await alerting?.close();
         await database.close();
       }
       ctx.out.write(`${formatSummaries(summaries)}\n${delivery ? `${delivery}\n` : ''}`);
