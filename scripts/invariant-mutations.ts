@@ -252,6 +252,112 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/alerts-kill-delivery.test.ts'],
   },
+  {
+    name: 'sync-sinks-left-open',
+    breaks:
+      'issue 20 item 9: `sync` does not close the sinks, so a TCP syslog connection keeps the process alive after its result',
+    patches: [{ file: 'src/commands/sync.ts', find: '        await alerting?.close();\n', replace: '' }],
+    tests: ['test/integration/security-exit.test.ts'],
+  },
+  {
+    name: 'demo-sandbox-left-open',
+    breaks:
+      'issue 20 item 10: `demo` does not close its in-process sandbox when the database cannot be opened, so it never exits',
+    patches: [
+      {
+        file: 'src/commands/demo.ts',
+        find: 'const opened: Array<{ close(): Promise<void> }> = [sandbox];',
+        replace: 'const opened: Array<{ close(): Promise<void> }> = [];',
+      },
+    ],
+    tests: ['test/integration/security-exit.test.ts'],
+  },
+  {
+    name: 'port-in-use-stack-trace',
+    breaks:
+      'issue 20 item 13: a worker port in use ends with a stack trace and exit 1, not one line and exit 2',
+    patches: [
+      { file: 'src/worker/server.ts', find: "if (code === 'EADDRINUSE')", replace: 'if (code === 0)' },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'data-dir-file-unchecked',
+    breaks:
+      'issue 20 item 13: GOVTRAIL_DATA_DIR naming a file ends with a stack trace, not one line and exit 2',
+    patches: [
+      {
+        file: 'src/commands/context.ts',
+        find: 'if (config.databaseUrl === undefined) checkDataDir(config.dataDir);',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'rules-invalid-exit-1',
+    breaks: 'issue 20 item 13: a bad rule file ends with exit 1, not the exit 2 of a configuration error',
+    patches: [
+      {
+        file: 'src/errors.ts',
+        find: "new Set(['CONFIG', 'USAGE', 'RULES_INVALID'])",
+        replace: "new Set(['CONFIG', 'USAGE'])",
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'limit-not-parsed',
+    breaks: 'issue 20 item 13: `alerts list --limit abc` reaches the query (a SQL error) instead of exit 2',
+    patches: [
+      {
+        file: 'src/commands/alerts.ts',
+        find: '.default(50).argParser(positiveIntegerArg)',
+        replace: '.default(50).argParser(Number)',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'alerts-list-unknown-tenant',
+    breaks: 'issue 20 item 18: `alerts list --tenant` of a tenant never stored says "no alerts" and exits 0',
+    patches: [
+      {
+        file: 'src/commands/alerts.ts',
+        find: 'if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'export-out-directory',
+    breaks:
+      'issue 20 item 12: `export evidence --out` naming a directory ends with a stack trace, not exit 2',
+    patches: [
+      {
+        file: 'src/commands/options.ts',
+        find: 'if (existsSync(file) && statSync(file).isDirectory())',
+        replace: 'if (false)',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'evidence-written-in-place',
+    breaks:
+      'issue 20 item 12: `export evidence` writes under its final name, so an interrupted export leaves a half file',
+    patches: [
+      {
+        file: 'src/export/evidence.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: 'const partial = `${options.out}.partial`;',
+        replace: 'const partial = options.out;',
+      },
+      { file: 'src/export/evidence.ts', find: '      rmSync(partial, { force: true });\n', replace: '' },
+    ],
+    tests: ['test/integration/export-evidence.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

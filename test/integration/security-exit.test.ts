@@ -1,71 +1,20 @@
 /**
  * Every command ends: run as real child processes, `sync`, `reconcile`, `alerts deliver`,
  * `alerts test` and `demo` must exit after printing their result even though a TCP syslog sink is
- * configured whose receiver never closes its side of the connection (issue 20, item 9); `demo`
- * against a DATABASE_URL naming a missing database must print the error and exit (item 10); and
- * usage errors of the process itself (worker port in use, GOVTRAIL_DATA_DIR naming a file, a bad
- * rule file) end with exit 2 and one line (item 13).
+ * configured whose receiver never closes its side of the connection (issue 20, item 9); and `demo`
+ * against a DATABASE_URL naming a missing database must print the error and exit (item 10).
  *
  * "Exits" is judged with a generous deadline as the failure condition (a hung process is killed
  * and reported), never as a measure of speed.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { HANG_MS, runGovtrail } from '../helpers/cli-process.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-/** A process still running after this long is taken to hang (the commands here need seconds). */
-const HANG_MS = 90_000;
-
-interface Ended {
-  /** Exit code, or 'hung' when the process had to be killed at the deadline. */
-  readonly code: number | 'hung';
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Environment of the parent minus what would point a child at another database or config. */
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('GOVTRAIL_') || k === 'DATABASE_URL') continue;
-    env[k] = v;
-  }
-  return env;
-}
-
-/** Runs the CLI (from source, through tsx) and waits for it to end, or kills it at the deadline. */
-function runGovtrail(args: readonly string[], env: Record<string, string>): Promise<Ended> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...baseEnv(), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise<Ended>((resolve) => {
-    let hung = false;
-    const timer = setTimeout(() => {
-      hung = true;
-      child.kill('SIGKILL');
-    }, HANG_MS);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: hung ? 'hung' : (code ?? -1), stdout, stderr });
-    });
-  });
-}
 
 /** A syslog receiver over TCP that reads everything and never ends or closes a connection. */
 async function stubbornReceiver(): Promise<{ port: number; frames: () => string; close(): Promise<void> }> {
@@ -179,79 +128,5 @@ describe('every command ends, even with a syslog receiver that never closes its 
       expect(demo.stderr).toMatch(/govtrail_no_such_database_here.*does not exist/);
     },
     2 * HANG_MS,
-  );
-});
-
-describe('usage errors of the process: exit 2, one line', () => {
-  /** The one line govtrail writes to stderr about the error (commander's help hint aside). */
-  const oneLine = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('govtrail: '));
-
-  it(
-    'GOVTRAIL_DATA_DIR naming a file',
-    async () => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-datadir-'));
-      const file = path.join(dir, 'not-a-directory');
-      writeFileSync(file, 'x');
-      const r = await runGovtrail(['settings'], { GOVTRAIL_DATA_DIR: file });
-      expect(r.code).toBe(2);
-      expect(oneLine(r.stderr)).toEqual([
-        `govtrail: GOVTRAIL_DATA_DIR: ${file} is not a directory (the embedded database needs a directory; or set DATABASE_URL)`,
-      ]);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
-    },
-    HANG_MS,
-  );
-
-  it.skipIf(!onServer)(
-    `worker port in use (${NEEDS_SERVER})`,
-    async () => {
-      const testDb = await createTestDatabase();
-      const sandbox = await startSandbox({ entries: 0 });
-      const busy = net.createServer();
-      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-      const port = (busy.address() as net.AddressInfo).port;
-      try {
-        const r = await runGovtrail(['worker', '--no-initial-run'], {
-          DATABASE_URL: testDb.url as string,
-          GOVTRAIL_BASE_URL: sandbox.baseUrl,
-          GOVTRAIL_CLIENT_ID: sandbox.credentials.secret.clientId,
-          GOVTRAIL_CLIENT_SECRET: sandbox.credentials.secret.clientSecret,
-          GOVTRAIL_HTTP_PORT: String(port),
-          GOVTRAIL_SYSLOG_URL: 'tcp://127.0.0.1:9',
-        });
-        expect(r.code).toBe(2);
-        expect(oneLine(r.stderr)).toEqual([
-          `govtrail: GOVTRAIL_HTTP_PORT: port ${port} is already in use: stop the other process or choose another port`,
-        ]);
-        expect(r.stderr).not.toMatch(/\n\s+at /);
-      } finally {
-        await new Promise<void>((resolve) => busy.close(() => resolve()));
-        await sandbox.close();
-        await testDb.close();
-      }
-    },
-    HANG_MS,
-  );
-
-  it.skipIf(!onServer)(
-    `a bad rule file (${NEEDS_SERVER})`,
-    async () => {
-      const testDb = await createTestDatabase();
-      const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-rules-'));
-      const rules = path.join(dir, 'rules.yaml');
-      writeFileSync(rules, 'rules:\n  - id: X\n    nonsense: [\n');
-      try {
-        const r = await runGovtrail(['alerts', 'test'], {
-          GOVTRAIL_ALERT_RULES: rules,
-          DATABASE_URL: testDb.url as string,
-        });
-        expect(r.code).toBe(2);
-        expect(oneLine(r.stderr)).toHaveLength(1);
-        expect(oneLine(r.stderr)[0]).toMatch(/rules\.yaml.*\[RULES_INVALID\]$/);
-      } finally {
-        await testDb.close();
-      }
-    },
-    HANG_MS,
   );
 });
