@@ -358,6 +358,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/export-evidence.test.ts'],
   },
+  {
+    name: 'owner-removal-intent-not-recorded',
+    breaks:
+      'issue 20 item 11: `owners delete` records nothing before the DELETE is sent, so a kill with it in flight leaves no row',
+    patches: [
+      {
+        file: 'src/commands/owners.ts',
+        find: "await recordOwnerRemoval(database.db, { ...base, outcome: 'sending', httpStatus: null, error: null });",
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/owners-delete.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
