@@ -371,6 +371,43 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/owners-delete.test.ts'],
   },
+  {
+    name: 'unknown-config-key-silent',
+    breaks:
+      'issue 20 item 14: an unknown top-level key of the YAML file (`shedule:`) is ignored without a warning',
+    patches: [
+      {
+        file: 'src/config-warnings.ts',
+        find: "if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;",
+        replace: 'continue;',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
+  {
+    name: 'file-value-blamed-on-variable',
+    breaks: 'issue 20 item 14: a bad `schedule:` in the YAML file is reported as GOVTRAIL_SCHEDULE',
+    patches: [
+      {
+        file: 'src/config.ts',
+        find: '    throw attributeToFile(err, processEnv, options);',
+        replace: '    throw err;',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
+  {
+    name: 'cron-step-unchecked',
+    breaks: 'issue 20 item 14: `*/70 * * * *` is accepted (and runs hourly)',
+    patches: [
+      {
+        file: 'src/cron-check.ts',
+        find: 'Number(step) > span',
+        replace: 'Number(step) > 1000',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -4,6 +4,7 @@
  */
 import { mkdirSync, statSync } from 'node:fs';
 import { type Config, loadConfig, sinkSecrets } from '../config.js';
+import { configWarnings } from '../config-warnings.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger, registerSecret } from '../logger.js';
 import { type Database, openDatabase } from '../store/database.js';
@@ -25,6 +26,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CommandCont
   // Sink secrets (PagerDuty routing keys, webhook secrets, URLs that carry a token) from start-up.
   for (const secret of sinkSecrets(config)) registerSecret(secret);
   const logger = createLogger({ level: config.logLevel });
+  for (const warning of configWarnings(env)) logger.warn(warning);
   return {
     config,
     logger,
