@@ -408,6 +408,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/unit/config-warnings.test.ts'],
   },
+  {
+    name: 'absent-client-types-unset',
+    breaks:
+      'issue 20 item 15: an absent allowedClientTypes (all client types allowed) is shown as "unset" by settings and the report',
+    patches: [
+      {
+        file: 'src/alerts/format.ts',
+        find: "return settings['allows_all_client_types'] === true ? [] : value;",
+        replace: 'return value;',
+      },
+    ],
+    tests: ['test/unit/client-types-shown.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { sql } from 'kysely';
-import { formatValue } from '../alerts/format.js';
+import { ALL_CLIENT_TYPES, formatValue } from '../alerts/format.js';
 import { createAlerting } from '../alerts/setup.js';
 import type { TenantConfig } from '../config.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../normalise/fields.js';
@@ -190,7 +190,7 @@ export function settingsRows(wire: Record<string, unknown> | null): string[][] {
 function defaultShown(kind: string): string {
   // proto3 JSON omits default values: absent is the default, not "unknown".
   if (kind === 'boolean') return 'false (absent)';
-  if (kind === 'enumList') return 'all types (absent)';
+  if (kind === 'enumList') return `${ALL_CLIENT_TYPES} (absent)`;
   return 'unset';
 }
 

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { formatValue } from '../alerts/format.js';
+import { formatValue, settingInForce } from '../alerts/format.js';
 import { GovtrailError } from '../errors.js';
 import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import type { Session } from '../store/database.js';
@@ -70,7 +70,10 @@ export function settingsCommand(): Command {
         }
         ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
         // In the order of the settings table, not jsonb's key order.
-        const rows = SNAPSHOT_FIELDS.map((f) => [f.column, formatValue(f.column, row.settings[f.column])]);
+        const rows = SNAPSHOT_FIELDS.map((f) => [
+          f.column,
+          formatValue(f.column, settingInForce(row.settings, f.column)),
+        ]);
         for (const [k, v] of Object.entries(
           (row.settings['extra_fields'] ?? {}) as Record<string, unknown>,
         )) {
