@@ -355,6 +355,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'const partial = options.out;',
       },
       { file: 'src/export/evidence.ts', find: '      rmSync(partial, { force: true });\n', replace: '' },
+      { file: 'src/export/evidence.ts', find: '      file.destroy();\n', replace: '      file.end();\n' },
     ],
     tests: ['test/integration/export-evidence.test.ts'],
   },

@@ -108,7 +108,10 @@ export async function writeEvidenceCsv(
     complete = true;
   } finally {
     if (!complete) {
+      // The stream opens its file asynchronously: wait for it to close, or the open could create
+      // the .partial again after it was removed.
       file.destroy();
+      if (!file.closed) await once(file, 'close');
       rmSync(partial, { force: true });
     }
   }

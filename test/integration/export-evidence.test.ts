@@ -113,6 +113,9 @@ describe('export evidence', () => {
         out,
       }),
     ).rejects.toThrow();
+    // Let any file operation still under way settle (a stream opens its file asynchronously), so
+    // that a file created late is seen too. Not a measure of speed: nothing may appear at all.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(readdirSync(dir)).toEqual([]);
   });
 });
