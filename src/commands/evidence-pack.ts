@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { humanSeconds } from '../alerts/format.js';
+import { loadRulePack } from '../alerts/rules.js';
 import { parseDurationSetting } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import { PACK_FILES } from '../export/pack/files.js';
@@ -107,6 +108,7 @@ export function evidencePackCommand(): Command {
             signingKey,
             version: packageVersion(),
             onProgress: progress.update,
+            rulePack: loadRulePack(config.alertRulesPath),
           });
         } finally {
           progress.done();

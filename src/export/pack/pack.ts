@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { formatValue, humanSeconds, shortEnum } from '../../alerts/format.js';
+import type { RulePack } from '../../alerts/rules.js';
 import { GovtrailError } from '../../errors.js';
 import { renderReport } from '../../report/html.js';
 import type { Database, Session } from '../../store/database.js';
@@ -150,6 +151,8 @@ export interface EvidencePackOptions {
   readonly onProgress?: ((p: PackProgress) => void) | undefined;
   /** Rows per database page (tests use small pages). */
   readonly pageSize?: number | undefined;
+  /** The rule pack the backfill findings are evaluated with (default: the built-in one). */
+  readonly rulePack?: RulePack | undefined;
 }
 
 export interface EvidencePackResult {
@@ -454,7 +457,7 @@ async function writeData(
   files.push(integrity.file);
 
   progress('report.html', 0);
-  const reportData = await loadPackReportData(db, { ...period, now: o.now, sampler });
+  const reportData = await loadPackReportData(db, { ...period, now: o.now, sampler, pack: o.rulePack });
   files.push(await writeWholeFile(dir, 'report.html', renderReport(reportData), null));
 
   const count = (name: string) => files.find((f) => f.name === name)?.rows ?? 0;
@@ -476,6 +479,7 @@ async function writeData(
       reconcile: integrity.reconcile,
       discrepancies: integrity.discrepancies,
       reportThinned: sampler.thinned,
+      backfill: reportData.backfill,
     },
   };
 }
