@@ -422,6 +422,45 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/unit/client-types-shown.test.ts'],
   },
+  {
+    name: 'backfill-findings-hidden',
+    breaks:
+      'issue 20 item 16: a backfilled period looks alert-free: the report and the pack README do not list what the rules find in backfilled entries',
+    patches: [
+      {
+        file: 'src/sync/backfill-findings.ts',
+        find: '    if (backfillRuns.has(e.runId)) {',
+        replace: '    if (backfillRuns.has(-1)) {',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts', 'test/integration/evidence-pack.test.ts'],
+  },
+  {
+    name: 'report-alerts-counts-only',
+    breaks: 'issue 20 item 17: the report shows alerts as counts only, not the list the README promises',
+    patches: [
+      {
+        file: 'src/report/html.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: '${alertSection(data)}',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts'],
+  },
+  {
+    name: 'report-to-newest-entry',
+    breaks:
+      'issue 20 item 17: `report` without --to ends a day after the newest entry, not now as documented',
+    patches: [
+      {
+        file: 'src/report/data.ts',
+        find: 'const to = options.to ?? options.now;',
+        replace: 'const to = options.to ?? new Date(options.now.getTime() - 86_400_000);',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
