@@ -685,6 +685,215 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/sync-cli-fleet.test.ts'],
   },
+  {
+    name: 'sync-sinks-left-open',
+    breaks:
+      'issue 20 item 9: `sync` does not close the sinks, so a TCP syslog connection keeps the process alive after its result',
+    patches: [{ file: 'src/commands/sync.ts', find: '        await alerting?.close();\n', replace: '' }],
+    tests: ['test/integration/security-exit.test.ts'],
+  },
+  {
+    name: 'demo-sandbox-left-open',
+    breaks:
+      'issue 20 item 10: `demo` does not close its in-process sandbox when the database cannot be opened, so it never exits',
+    patches: [
+      {
+        file: 'src/commands/demo.ts',
+        find: 'const opened: Array<{ close(): Promise<void> }> = [sandbox];',
+        replace: 'const opened: Array<{ close(): Promise<void> }> = [];',
+      },
+    ],
+    tests: ['test/integration/security-exit.test.ts'],
+  },
+  {
+    name: 'port-in-use-stack-trace',
+    breaks:
+      'issue 20 item 13: a worker port in use ends with a stack trace and exit 1, not one line and exit 2',
+    patches: [
+      { file: 'src/worker/server.ts', find: "if (code === 'EADDRINUSE')", replace: 'if (code === 0)' },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'data-dir-file-unchecked',
+    breaks:
+      'issue 20 item 13: GOVTRAIL_DATA_DIR naming a file ends with a stack trace, not one line and exit 2',
+    patches: [
+      {
+        file: 'src/commands/context.ts',
+        find: 'if (config.databaseUrl === undefined) checkDataDir(config.dataDir);',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'rules-invalid-exit-1',
+    breaks: 'issue 20 item 13: a bad rule file ends with exit 1, not the exit 2 of a configuration error',
+    patches: [
+      {
+        file: 'src/errors.ts',
+        find: "new Set(['CONFIG', 'USAGE', 'RULES_INVALID'])",
+        replace: "new Set(['CONFIG', 'USAGE'])",
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'limit-not-parsed',
+    breaks: 'issue 20 item 13: `alerts list --limit abc` reaches the query (a SQL error) instead of exit 2',
+    patches: [
+      {
+        file: 'src/commands/alerts.ts',
+        find: '.default(50).argParser(positiveIntegerArg)',
+        replace: '.default(50).argParser(Number)',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'alerts-list-unknown-tenant',
+    breaks: 'issue 20 item 18: `alerts list --tenant` of a tenant never stored says "no alerts" and exits 0',
+    patches: [
+      {
+        file: 'src/commands/alerts.ts',
+        find: 'if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'export-out-directory',
+    breaks:
+      'issue 20 item 12: `export evidence --out` naming a directory ends with a stack trace, not exit 2',
+    patches: [
+      {
+        file: 'src/commands/options.ts',
+        find: 'if (existsSync(file) && statSync(file).isDirectory())',
+        replace: 'if (false)',
+      },
+    ],
+    tests: ['test/integration/security-usage.test.ts'],
+  },
+  {
+    name: 'evidence-written-in-place',
+    breaks:
+      'issue 20 item 12: `export evidence` writes under its final name, so an interrupted export leaves a half file',
+    patches: [
+      {
+        file: 'src/export/evidence.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: 'const partial = `${options.out}.partial`;',
+        replace: 'const partial = options.out;',
+      },
+      { file: 'src/export/evidence.ts', find: '      rmSync(partial, { force: true });\n', replace: '' },
+      { file: 'src/export/evidence.ts', find: '      file.destroy();\n', replace: '      file.end();\n' },
+    ],
+    tests: ['test/integration/export-evidence.test.ts'],
+  },
+  {
+    name: 'owner-removal-intent-not-recorded',
+    breaks:
+      'issue 20 item 11: `owners delete` records nothing before the DELETE is sent, so a kill with it in flight leaves no row',
+    patches: [
+      {
+        file: 'src/commands/owners.ts',
+        find: "await recordOwnerRemoval(database.db, { ...base, outcome: 'sending', httpStatus: null, error: null });",
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/owners-delete.test.ts'],
+  },
+  {
+    name: 'unknown-config-key-silent',
+    breaks:
+      'issue 20 item 14: an unknown top-level key of the YAML file (`shedule:`) is ignored without a warning',
+    patches: [
+      {
+        file: 'src/config-warnings.ts',
+        find: "if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;",
+        replace: 'continue;',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
+  {
+    name: 'file-value-blamed-on-variable',
+    breaks: 'issue 20 item 14: a bad `schedule:` in the YAML file is reported as GOVTRAIL_SCHEDULE',
+    patches: [
+      {
+        file: 'src/config.ts',
+        find: '    throw attributeToFile(err, processEnv, options);',
+        replace: '    throw err;',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
+  {
+    name: 'cron-step-unchecked',
+    breaks: 'issue 20 item 14: `*/70 * * * *` is accepted (and runs hourly)',
+    patches: [
+      {
+        file: 'src/cron-check.ts',
+        find: 'Number(step) > span',
+        replace: 'Number(step) > 1000',
+      },
+    ],
+    tests: ['test/unit/config-warnings.test.ts'],
+  },
+  {
+    name: 'absent-client-types-unset',
+    breaks:
+      'issue 20 item 15: an absent allowedClientTypes (all client types allowed) is shown as "unset" by settings and the report',
+    patches: [
+      {
+        file: 'src/alerts/format.ts',
+        find: "return settings['allows_all_client_types'] === true ? [] : value;",
+        replace: 'return value;',
+      },
+    ],
+    tests: ['test/unit/client-types-shown.test.ts'],
+  },
+  {
+    name: 'backfill-findings-hidden',
+    breaks:
+      'issue 20 item 16: a backfilled period looks alert-free: the report and the pack README do not list what the rules find in backfilled entries',
+    patches: [
+      {
+        file: 'src/sync/backfill-findings.ts',
+        find: '    if (backfillRuns.has(e.runId)) {',
+        replace: '    if (backfillRuns.has(-1)) {',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts', 'test/integration/evidence-pack.test.ts'],
+  },
+  {
+    name: 'report-alerts-counts-only',
+    breaks: 'issue 20 item 17: the report shows alerts as counts only, not the list the README promises',
+    patches: [
+      {
+        file: 'src/report/html.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: '${alertSection(data)}',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts'],
+  },
+  {
+    name: 'report-to-newest-entry',
+    breaks:
+      'issue 20 item 17: `report` without --to ends a day after the newest entry, not now as documented',
+    patches: [
+      {
+        file: 'src/report/data.ts',
+        find: 'const to = options.to ?? options.now;',
+        replace: 'const to = options.to ?? new Date(options.now.getTime() - 86_400_000);',
+      },
+    ],
+    tests: ['test/integration/report-render.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

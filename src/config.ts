@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { SinkRoute } from './alerts/routing.js';
 import { SEVERITIES, type Severity } from './alerts/types.js';
+import { cronProblem } from './cron-check.js';
 import { ConfigError } from './errors.js';
 import { describeYamlError } from './yaml-error.js';
 
@@ -196,13 +197,15 @@ function nonEmpty(v: string | undefined): string | undefined {
 /** Once a day, at a quiet minute (UTC). */
 export const DEFAULT_RECONCILE_SCHEDULE = '41 3 * * *';
 
-/** A cron expression of 5 or 6 fields (node-cron checks the fields themselves when the worker starts). */
+/** A cron expression of 5 or 6 fields, each within its range (steps included). */
 function cronSetting(env: Env, name: string, fallback: string): string {
   const value = nonEmpty(env[name])?.trim() ?? fallback;
   const fields = value.split(/\s+/);
   if (fields.length < 5 || fields.length > 6) {
     throw new ConfigError(name, `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(value)}`);
   }
+  const problem = cronProblem(value);
+  if (problem !== undefined) throw new ConfigError(name, `${JSON.stringify(value)}: ${problem}`);
   return value;
 }
 
@@ -370,6 +373,22 @@ interface ConfigFile {
   readonly globals: Record<string, string>;
 }
 
+/** The environment variable a top-level key of the YAML file stands for (`schedule` → GOVTRAIL_SCHEDULE). */
+export function fileKeyVariable(key: string): string {
+  const k = key.toUpperCase();
+  return k.startsWith('GOVTRAIL_') || k === 'DATABASE_URL' || k === 'LOG_LEVEL' ? k : `GOVTRAIL_${k}`;
+}
+
+/** The top-level keys of the YAML file, or [] when it cannot be read (loadConfig reports that). */
+export function configFileKeys(file: string): string[] {
+  try {
+    const doc: unknown = parseYaml(readFileSync(file, 'utf8'));
+    return doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? Object.keys(doc) : [];
+  } catch {
+    return [];
+  }
+}
+
 function readConfigFile(file: string): ConfigFile {
   let text: string;
   try {
@@ -395,13 +414,7 @@ function readConfigFile(file: string): ConfigFile {
   const globals: Record<string, string> = {};
   for (const [k, v] of Object.entries(parsed.data)) {
     if (k === 'tenants' || k === 'sinks') continue;
-    globals[
-      k.toUpperCase().startsWith('GOVTRAIL_') ||
-      k.toUpperCase() === 'DATABASE_URL' ||
-      k.toUpperCase() === 'LOG_LEVEL'
-        ? k.toUpperCase()
-        : `GOVTRAIL_${k.toUpperCase()}`
-    ] = String(v);
+    globals[fileKeyVariable(k)] = String(v);
   }
   return { file, tenants: parsed.data.tenants, sinks: parsed.data.sinks, globals };
 }
@@ -1269,13 +1282,41 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Skip the `.env` file (tests). */
   dotenv?: boolean;
+  /** Called with the name of every variable the settings are read from (config-warnings.ts). */
+  onRead?: (variable: string) => void;
 }
 
 /**
  * Parses and validates every setting once. Throws {@link ConfigError} (exit code 2) naming the
- * variable at fault. The result is deeply frozen.
+ * variable at fault, or the key of the GOVTRAIL_CONFIG file when the value came from there. The
+ * result is deeply frozen.
  */
 export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Config {
+  try {
+    return parseConfig(processEnv, options);
+  } catch (err) {
+    throw attributeToFile(err, processEnv, options);
+  }
+}
+
+/**
+ * A ConfigError about a variable the environment does not set but a top-level key of the YAML
+ * file does, renamed after that key (`<file>: schedule`): the operator fixes the file, not
+ * GOVTRAIL_SCHEDULE.
+ */
+function attributeToFile(err: unknown, processEnv: Env, options: LoadConfigOptions): unknown {
+  if (!(err instanceof ConfigError) || !/^[A-Z][A-Z0-9_]*$/.test(err.setting)) return err;
+  const cwd = options.cwd ?? process.cwd();
+  const env: Env = { ...(options.dotenv === false ? {} : readDotEnv(cwd)), ...processEnv };
+  const configFile = nonEmpty(env['GOVTRAIL_CONFIG']);
+  if (configFile === undefined || nonEmpty(env[err.setting]) !== undefined) return err;
+  const file = path.resolve(cwd, configFile);
+  const key = configFileKeys(file).find((k) => fileKeyVariable(k) === err.setting);
+  if (key === undefined) return err;
+  return new ConfigError(`${file}: ${key}`, err.message.slice(err.setting.length + 2), { cause: err });
+}
+
+function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
   const cwd = options.cwd ?? process.cwd();
   const dot = options.dotenv === false ? {} : readDotEnv(cwd);
   let env: Env = { ...dot, ...processEnv };
@@ -1293,6 +1334,7 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     // Globals in the file are defaults; the environment overrides them.
     env = { ...doc.globals, ...env };
   }
+  if (options.onRead !== undefined) env = recordReads(env, options.onRead);
   if (doc?.tenants !== undefined) {
     tenants = buildFileTenants(doc.file, doc.tenants, defaultsFromEnv(env));
     if (nonEmpty(env['GOVTRAIL_CLIENT_ID']) !== undefined) {
@@ -1368,6 +1410,16 @@ export function loadConfig(processEnv: Env, options: LoadConfigOptions = {}): Co
     },
   };
   return deepFreeze(config);
+}
+
+/** `env`, reporting the name of every variable looked up in it. */
+function recordReads(env: Env, onRead: (variable: string) => void): Env {
+  return new Proxy(env, {
+    get(target, name) {
+      if (typeof name === 'string') onRead(name);
+      return Reflect.get(target, name);
+    },
+  });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   MIGRATION_FAILED: 'a migration failed; start-up stopped and nothing of that migration was applied',
   ABORTED: 'the work was cancelled (shutdown signal or timeout)',
   DELIVERY_FAILED: 'an alert sink refused or could not be reached',
-  RULES_INVALID: 'the alert rule file is invalid',
+  RULES_INVALID: 'the alert rule file is invalid (exit code 2)',
   TAMPERED: 'the tamper-evidence chain does not verify',
   INTERNAL: 'a bug in govtrail; please report it with the log',
 } as const;
@@ -96,7 +96,10 @@ export function isAbortError(err: unknown): boolean {
   );
 }
 
-/** Process exit code for an error: 2 for configuration and usage problems, 1 otherwise. */
+/** Codes of errors the operator fixes in a setting, an argument or the rule file: exit code 2. */
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set(['CONFIG', 'USAGE', 'RULES_INVALID']);
+
+/** Process exit code for an error: 2 for configuration, usage and rule-file problems, 1 otherwise. */
 export function exitCodeFor(err: unknown): 1 | 2 {
-  return err instanceof GovtrailError && (err.code === 'CONFIG' || err.code === 'USAGE') ? 2 : 1;
+  return err instanceof GovtrailError && USAGE_CODES.has(err.code) ? 2 : 1;
 }

@@ -43,11 +43,27 @@ export function humanSeconds(seconds: number): string {
 
 const MAX_VALUE_TEXT = 200;
 
-/** One field value for people: `unset`, `all types`, `[PERSONAL, SHARED]`, `1h (3600s)`, `0s (never)`. */
+/** How an empty client type list reads everywhere: every client type is allowed (the brief). */
+export const ALL_CLIENT_TYPES = 'all client types';
+
+/**
+ * A setting's value from a settings row (the settings_timeline columns) as it is in force: an
+ * absent `allowed_client_types` (proto3 JSON omits an empty list) is the empty list, all client
+ * types allowed, which `allows_all_client_types` records. A list that was not a list stays NULL.
+ */
+export function settingInForce(settings: Readonly<Record<string, unknown>>, column: string): unknown {
+  const value = settings[column];
+  if (column === 'allowed_client_types' && (value === null || value === undefined)) {
+    return settings['allows_all_client_types'] === true ? [] : value;
+  }
+  return value;
+}
+
+/** One field value for people: `unset`, `all client types`, `[PERSONAL, SHARED]`, `1h (3600s)`, `0s (never)`. */
 export function formatValue(field: string, value: unknown): string {
   if (value === null || value === undefined) return 'unset';
   if (field === 'allowed_client_types' && Array.isArray(value)) {
-    if (value.length === 0) return 'all types';
+    if (value.length === 0) return ALL_CLIENT_TYPES;
     return `[${value.map((v) => (typeof v === 'string' ? shortEnum(v) : canonicalJson(v))).join(', ')}]`;
   }
   if (typeof value === 'string') {

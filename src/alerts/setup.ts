@@ -82,6 +82,26 @@ export function createAlerting(
   };
 }
 
+/**
+ * Runs `work` with alerting built for it and closes the sinks afterwards, whatever happens: a TCP
+ * or TLS syslog connection or a pooled SMTP transport would otherwise keep the process alive after
+ * the command has printed its result.
+ */
+export async function withAlerting<T>(
+  config: Config,
+  logger: Logger,
+  database: Database,
+  work: (alerting: Alerting) => Promise<T>,
+  options: AlertingOptions = {},
+): Promise<T> {
+  const alerting = createAlerting(config, logger, database, options);
+  try {
+    return await work(alerting);
+  } finally {
+    await alerting.close();
+  }
+}
+
 function checkRouteRules(config: Config, pack: RulePack): void {
   const known = new Set(pack.rules.map((r) => r.id));
   for (const s of config.sinks) {

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { deliveryIdFor } from '../alerts/deliver.js';
-import { createAlerting } from '../alerts/setup.js';
+import { withAlerting } from '../alerts/setup.js';
 import { isPermanentFailure } from '../alerts/sinks/failure.js';
 import { type AlertMessage, SEVERITIES, type Sink } from '../alerts/types.js';
 import { GovtrailError } from '../errors.js';
 import { scrubSecrets } from '../logger.js';
-import { parseTimestamp } from '../normalise/time.js';
 import { makePendingDeliveriesDue } from '../store/alerts.js';
 import { findRecentAlerts } from '../store/read.js';
 import { terminalJson, terminalLine } from '../terminal.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
+import { positiveIntegerArg, timeArg } from './options.js';
+import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 
 export function alertsCommand(): Command {
@@ -22,16 +23,21 @@ export function alertsCommand(): Command {
   alerts
     .command('list')
     .description('List stored alerts, newest first, with where each was delivered.')
-    .option('--since <time>', 'only alerts raised at or after this time (RFC 3339, or a date)')
+    .addOption(
+      new Option(
+        '--since <time>',
+        'only alerts raised at or after this time (RFC 3339, or a date)',
+      ).argParser(timeArg),
+    )
     .addOption(
       new Option('--severity <levels>', 'only these severities, comma-separated (low,medium,high,critical)'),
     )
     .option('-t, --tenant <name>', 'only this tenant')
-    .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(Number))
+    .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(positiveIntegerArg))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(
-      async (opts: { since?: string; severity?: string; tenant?: string; limit: number; format: string }) => {
-        const since = opts.since === undefined ? undefined : parseTimeOption('--since', opts.since);
+      async (opts: { since?: Date; severity?: string; tenant?: string; limit: number; format: string }) => {
+        const since = opts.since;
         const severities = opts.severity?.split(',').map((s) => s.trim().toLowerCase());
         for (const s of severities ?? []) {
           if (!(SEVERITIES as readonly string[]).includes(s)) {
@@ -44,6 +50,8 @@ export function alertsCommand(): Command {
         const ctx = createContext();
         const database = await ctx.openDatabase();
         try {
+          // A tenant named but never stored is a usage error (exit 2), as in every other command.
+          if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);
           const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
             ...(since !== undefined ? { since } : {}),
             ...(severities !== undefined ? { severities } : {}),
@@ -87,10 +95,11 @@ export function alertsCommand(): Command {
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
-        const alerting = createAlerting(ctx.config, ctx.logger, database);
         // Asked by hand: retry every pending delivery now rather than at its backoff time.
-        await makePendingDeliveriesDue(database.db);
-        const d = await alerting.deliver();
+        const d = await withAlerting(ctx.config, ctx.logger, database, async (alerting) => {
+          await makePendingDeliveriesDue(database.db);
+          return alerting.deliver();
+        });
         const perSink = Object.entries(d.bySink).map(
           ([sink, t]) => `${sink}: ${t.delivered} delivered, ${t.retried} to retry, ${t.failed} given up`,
         );
@@ -121,10 +130,11 @@ export function alertsCommand(): Command {
       }
       const database = await ctx.openDatabase();
       try {
-        const alerting = createAlerting(ctx.config, ctx.logger, database);
-        const results = await sendTestAlert(
-          alerting.sinks.filter((s) => opts.sink === undefined || s.name === opts.sink),
-          testAlert(),
+        const results = await withAlerting(ctx.config, ctx.logger, database, (alerting) =>
+          sendTestAlert(
+            alerting.sinks.filter((s) => opts.sink === undefined || s.name === opts.sink),
+            testAlert(),
+          ),
         );
         const width = Math.max(...results.map((r) => r.sink.length));
         // A receiver's answer is in the outcome: shown with control characters escaped.
@@ -137,17 +147,8 @@ export function alertsCommand(): Command {
   return alerts;
 }
 
-/** Parses a time option: RFC 3339, or a plain date (midnight UTC). */
-export function parseTimeOption(option: string, text: string): Date {
-  const t = parseTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-  if (t === undefined) {
-    throw new GovtrailError(
-      'USAGE',
-      `${option}: not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`,
-    );
-  }
-  return t.date;
-}
+/** Kept here for the commands that import it from this module; it lives in options.ts. */
+export { parseTimeOption } from './options.js';
 
 /** One sink's answer to the test alert. */
 export interface TestResult {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { sql } from 'kysely';
-import { formatValue } from '../alerts/format.js';
+import { ALL_CLIENT_TYPES, formatValue } from '../alerts/format.js';
 import { createAlerting } from '../alerts/setup.js';
 import type { TenantConfig } from '../config.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../normalise/fields.js';
@@ -12,6 +12,7 @@ import { findCurrentSettings, findRecentAlerts, findRecentChanges } from '../sto
 import { reconcileTenant, syncTenant } from '../sync/service.js';
 import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
+import { integerArg, positiveIntegerArg } from './options.js';
 import { progressReporter } from './progress.js';
 import { formatReconcile } from './reconcile.js';
 import { writeReport } from './report.js';
@@ -28,16 +29,21 @@ export function demoCommand(): Command {
       'Run the whole pipeline on embedded parts: a sandbox tenant (in-process, seeded with a realistic history) and the embedded database in GOVTRAIL_DATA_DIR (./.govtrail), or DATABASE_URL when set. Migrates, syncs, then makes the sandbox rewrite and drop an entry of its history and runs a reconcile that finds both; prints what was stored, the latest changes, the alerts raised, and how to query them. Running it again stores nothing new: the sandbox history is deterministic.',
     )
     .addOption(
-      new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveInt),
+      new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveIntegerArg),
     )
-    .addOption(new Option('--seed <n>', 'seed of the sandbox history').default(7).argParser(positiveInt))
+    .addOption(new Option('--seed <n>', 'seed of the sandbox history').default(7).argParser(integerArg(0)))
     .action(async (opts: { entries: number; seed: number }) => {
       const ctx = createContext();
       const { config, out } = ctx;
       out.write(`govtrail demo on Node.js ${process.version}\n`);
       const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
-      const database = await ctx.openDatabase();
+      // Everything opened here is closed in the finally, so that a failure (a DATABASE_URL naming a
+      // missing database, a sink that cannot be built) ends the process instead of leaving the
+      // sandbox's server, or a sink's connection, holding it open.
+      const opened: Array<{ close(): Promise<void> }> = [sandbox];
       try {
+        const database = await ctx.openDatabase();
+        opened.push(database);
         // The key-secret form, so the demo also exercises the EdDSA client assertion.
         const tenant: TenantConfig = {
           name: DEMO_TENANT,
@@ -48,6 +54,7 @@ export function demoCommand(): Command {
           lookbackMs: config.lookbackMs,
         };
         const alerting = createAlerting(config, ctx.logger, database);
+        opened.push(alerting);
         const run = async (kind: 'sync' | 'reconcile' = 'sync') => {
           const progress = progressReporter(tenant.name, ctx.logger);
           const summary = await (kind === 'sync' ? syncTenant : reconcileTenant)({
@@ -160,8 +167,8 @@ export function demoCommand(): Command {
         });
         out.write(`\nHTML report (open it in a browser, works offline): ${path.resolve(report)}\n`);
       } finally {
-        await database.close();
-        await sandbox.close();
+        // Last opened, first closed: the sinks, the database, then the sandbox.
+        for (const thing of opened.reverse()) await thing.close();
       }
     });
 }
@@ -183,7 +190,7 @@ export function settingsRows(wire: Record<string, unknown> | null): string[][] {
 function defaultShown(kind: string): string {
   // proto3 JSON omits default values: absent is the default, not "unknown".
   if (kind === 'boolean') return 'false (absent)';
-  if (kind === 'enumList') return 'all types (absent)';
+  if (kind === 'enumList') return `${ALL_CLIENT_TYPES} (absent)`;
   return 'unset';
 }
 
@@ -192,12 +199,6 @@ function indent(text: string): string {
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n');
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a whole number, got ${v}`);
-  return n;
 }
 
 function howToQuery(embedded: boolean, url: string | undefined): string {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { humanSeconds } from '../alerts/format.js';
 import { packAnchor } from '../anchor/pack.js';
+import { loadRulePack } from '../alerts/rules.js';
 import { parseDurationSetting } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import { PACK_FILES } from '../export/pack/files.js';
@@ -14,8 +15,8 @@ import { scheduleIntervalMs } from '../export/pack/schedule.js';
 import { parseSigningKey, SIGNING_KEY_SETTING } from '../export/pack/signing.js';
 import { type Logger, registerSecret } from '../logger.js';
 import { packagePath } from '../paths.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 
@@ -53,8 +54,8 @@ export function evidencePackCommand(): Command {
         'the HTML report, a README.txt, SHA256SUMS and a manifest with each file’s sha256 and row count, ' +
         'signed when GOVTRAIL_EVIDENCE_SIGNING_KEY is set.',
     )
-    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)')
-    .requiredOption('--to <time>', 'first instant excluded')
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <dir>', 'the pack directory to create (must not exist, or be empty)')
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .option(
@@ -62,9 +63,8 @@ export function evidencePackCommand(): Command {
       'schedule interval of the coverage-gap rule, e.g. 15m (default: derived from GOVTRAIL_SCHEDULE)',
     )
     .addHelpText('after', HELP)
-    .action(async (opts: { from: string; to: string; out: string; tenant?: string; interval?: string }) => {
-      const from = parseTimeOption('--from', opts.from);
-      const to = parseTimeOption('--to', opts.to);
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string; interval?: string }) => {
+      const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       checkPackTarget(opts.out);
       const ctx = createContext();
@@ -110,6 +110,7 @@ export function evidencePackCommand(): Command {
             anchor: await packAnchor(config, tenantId),
             version: packageVersion(),
             onProgress: progress.update,
+            rulePack: loadRulePack(config.alertRulesPath),
           });
         } finally {
           progress.done();

@@ -1,14 +1,13 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { GovtrailError } from '../errors.js';
 import { writeEvidenceCsv } from '../export/evidence.js';
 import { OCSF_SCHEMA_VERSION } from '../ocsf/constants.js';
 import { OCSF_EXPORT_KINDS, type OcsfExportKind, writeOcsfJsonl } from '../ocsf/jsonl.js';
 import { packagePath } from '../paths.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
 import { evidencePackCommand } from './evidence-pack.js';
+import { checkOutputFile, timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 
 export function exportCommand(): Command {
@@ -19,17 +18,22 @@ export function exportCommand(): Command {
       'Write one CSV row per field change in [--from, --to): tenant, time, actor, change kind, field, ' +
         'before, after, direction, tickets with URLs, reasons, entry id, syslogEventId, traceId. ' +
         "RFC 4180 (CRLF), cells that a spreadsheet would run as a formula are prefixed with ', " +
-        'and FILE.sha256 holds the checksum in sha256sum format (check with `sha256sum -c`).',
+        'and FILE.sha256 holds the checksum in sha256sum format (check with `sha256sum -c`). The file is ' +
+        'written as FILE.partial and renamed when complete, then FILE.sha256 is written.',
     )
-    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)')
-    .requiredOption('--to <time>', 'first instant excluded')
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <file>', 'the CSV file to write (FILE.sha256 is written next to it)')
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
-    .action(async (opts: { from: string; to: string; out: string; tenant?: string }) => {
-      const from = parseTimeOption('--from', opts.from);
-      const to = parseTimeOption('--to', opts.to);
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
+        'missing directory of --out or --out a directory, unknown tenant).',
+    )
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string }) => {
+      const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
-      if (opts.out.trim() === '') throw new GovtrailError('USAGE', '--out: a file name is required');
+      checkOutputFile('--out', opts.out);
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
@@ -58,8 +62,8 @@ function ocsfCommand(): Command {
         'is written as FILE.partial and renamed when complete. docs/siem.md tells how to load it into ' +
         'Splunk, Elastic, Microsoft Sentinel and Amazon Security Lake.',
     )
-    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)')
-    .requiredOption('--to <time>', 'first instant excluded')
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <file>', 'the JSON Lines file to write (replaced when it exists)')
     .option(
       '--kind <kind>',
@@ -72,9 +76,8 @@ function ocsfCommand(): Command {
       '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
         'unknown --kind, missing directory of --out, unknown tenant).',
     )
-    .action(async (opts: { from: string; to: string; out: string; kind: string; tenant?: string }) => {
-      const from = parseTimeOption('--from', opts.from);
-      const to = parseTimeOption('--to', opts.to);
+    .action(async (opts: { from: Date; to: Date; out: string; kind: string; tenant?: string }) => {
+      const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       const kind = opts.kind.trim().toLowerCase();
       if (!(OCSF_EXPORT_KINDS as readonly string[]).includes(kind)) {
@@ -83,11 +86,7 @@ function ocsfCommand(): Command {
           `--kind: unknown kind ${JSON.stringify(opts.kind)} (${OCSF_EXPORT_KINDS.join(', ')})`,
         );
       }
-      if (opts.out.trim() === '') throw new GovtrailError('USAGE', '--out: a file name is required');
-      const dir = path.dirname(path.resolve(opts.out));
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-        throw new GovtrailError('USAGE', `--out: directory ${JSON.stringify(dir)} does not exist`);
-      }
+      checkOutputFile('--out', opts.out);
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {

@@ -1,6 +1,7 @@
 /**
  * `govtrail owners delete …`: the DeleteEntitlementOwner remediation call (the brief, section 4.2).
- * Every call — dry runs too — is recorded in govtrail.owner_removal before the command exits.
+ * Every call — dry runs too — is recorded in govtrail.owner_removal: a `sending` row before the
+ * request is sent, then a row with its outcome (the table is INSERT-only).
  */
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
@@ -46,7 +47,9 @@ export function ownersCommand(): Command {
     .description(
       'Remove one entitlement ownership source from an app resource (DeleteEntitlementOwner). ' +
         'Prints "deleted", "absent" (404: it was already gone) or the error; exits 0, 0 or 1. ' +
-        'Every call, dry runs included, is recorded in govtrail.owner_removal.\n\n' +
+        'Every call, dry runs included, is recorded in govtrail.owner_removal: a "sending" row before the ' +
+        'request is sent, then a row with its outcome; a "sending" row alone means the command was ' +
+        'interrupted with the request in flight (check the tenant).\n\n' +
         'Asks for confirmation on a terminal unless --yes; without a terminal, --yes is required.',
     )
     .requiredOption('--app <id>', 'app id (path segment appId)')
@@ -128,6 +131,9 @@ export function ownersCommand(): Command {
           http: ctx.config.http,
           logger: ctx.logger.child({ tenant: tenant.name }),
         });
+        // The intent first: a process killed while the DELETE is in flight (which the tenant may
+        // well have carried out) still leaves a row, whose missing outcome says exactly that.
+        await recordOwnerRemoval(database.db, { ...base, outcome: 'sending', httpStatus: null, error: null });
         let outcome: 'deleted' | 'absent';
         try {
           outcome = await client.deleteEntitlementOwner(ref);

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createAlerting } from '../alerts/setup.js';
+import { type Alerting, createAlerting } from '../alerts/setup.js';
 import { type DiscrepancyRow, listDiscrepancies } from '../store/discrepancies.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import { reconcileTenant } from '../sync/service.js';
@@ -59,8 +59,9 @@ export function reconcileCommand(): Command {
       const summaries: SyncRunSummary[] = [];
       const found: DiscrepancyRow[] = [];
       let delivery = '';
+      let alerting: Alerting | undefined;
       try {
-        const alerting = createAlerting(config, ctx.logger, database);
+        alerting = createAlerting(config, ctx.logger, database);
         for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
           const progress = progressReporter(tenant.name, ctx.logger);
           const summary = await reconcileTenant({
@@ -82,6 +83,7 @@ export function reconcileCommand(): Command {
           delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;
         }
       } finally {
+        await alerting?.close();
         await database.close();
       }
       ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);

@@ -1,18 +1,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
+import { loadRulePack, type RulePack } from '../alerts/rules.js';
 import { GovtrailError } from '../errors.js';
 import { loadReportData } from '../report/data.js';
 import { renderReport } from '../report/html.js';
 import type { Session } from '../store/database.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 
 /** Loads, renders and writes the report of one tenant; returns the path written. */
 export async function writeReport(
   db: Session,
-  options: { tenantId: string; out: string; from?: Date | undefined; to?: Date | undefined },
+  options: {
+    tenantId: string;
+    out: string;
+    from?: Date | undefined;
+    to?: Date | undefined;
+    pack?: RulePack | undefined;
+  },
 ): Promise<string> {
   const data = await loadReportData(db, { ...options, now: new Date() });
   // The demo writes into GOVTRAIL_DATA_DIR, which does not exist when DATABASE_URL is set.
@@ -27,15 +34,15 @@ export function reportCommand(): Command {
       'Write a self-contained HTML report (no scripts, no network): posture timeline with loosened periods, ' +
         'changes per week by direction, alerts by severity, the changes with actors and ticket links, ' +
         'exporter health, and source integrity (the last reconcile: entries verified, coverage, discrepancies). ' +
-        'Opens offline and prints. Default period: the 90 days before the newest entry.',
+        'Lists the alerts of the period, and what the rules find in history a backfill stored (the first run raises one digest instead of per-change alerts), marked as found by backfill. ' +
+        'Opens offline and prints. Default period: the 90 days up to now.',
     )
     .requiredOption('--out <file>', 'the HTML file to write')
-    .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)')
-    .option('--to <time>', 'end of the period, exclusive (default now)')
+    .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)', timeArg)
+    .option('--to <time>', 'end of the period, exclusive (default now)', timeArg)
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
-    .action(async (opts: { out: string; from?: string; to?: string; tenant?: string }) => {
-      const from = opts.from === undefined ? undefined : parseTimeOption('--from', opts.from);
-      const to = opts.to === undefined ? undefined : parseTimeOption('--to', opts.to);
+    .action(async (opts: { out: string; from?: Date; to?: Date; tenant?: string }) => {
+      const { from, to } = opts;
       if (from !== undefined && to !== undefined && to <= from) {
         throw new GovtrailError('USAGE', '--to must be later than --from');
       }
@@ -43,7 +50,8 @@ export function reportCommand(): Command {
       const database = await ctx.openDatabase();
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
-        const out = await writeReport(database.db, { tenantId, out: opts.out, from, to });
+        const pack = loadRulePack(ctx.config.alertRulesPath);
+        const out = await writeReport(database.db, { tenantId, out: opts.out, from, to, pack });
         ctx.out.write(`report of tenant ${tenantId} written to ${out}\n`);
       } finally {
         await database.close();

@@ -8,20 +8,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { importJWK, SignJWT } from 'jose';
 import { GovtrailError } from '../errors.js';
 import { parseFaultSpec, type Sandbox, type SandboxCredentials, startSandbox } from '../sandbox/index.js';
+import { integerArg } from './options.js';
 
 const KEY_PREFIX = 'secret-token:conductorone.com:v1:';
-
-function integer(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(
-        `expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
-      );
-    }
-    return n;
-  };
-}
 
 function faultSpec(value: string): string {
   try {
@@ -160,18 +149,18 @@ export function sandboxCommand(): Command {
     .addOption(
       new Option('--port <n>', 'TCP port to listen on; 0 picks a free port')
         .default(0)
-        .argParser(integer(0, 65_535)),
+        .argParser(integerArg(0, 65_535)),
     )
     .addOption(new Option('--host <address>', 'address to listen on').default('127.0.0.1'))
     .addOption(
       new Option('--entries <n>', 'length of the seeded history (0: empty)')
         .default(200)
-        .argParser(integer(0, 50_000_000)),
+        .argParser(integerArg(0, 50_000_000)),
     )
     .addOption(
       new Option('--seed <n>', 'seed of the history: the same seed and length give the same history')
         .default(1)
-        .argParser(integer(0, 2 ** 32 - 1)),
+        .argParser(integerArg(0, 2 ** 32 - 1)),
     )
     .addOption(
       new Option('--start <time>', 'createdAt of the oldest seeded entry (RFC 3339)')
@@ -185,7 +174,7 @@ export function sandboxCommand(): Command {
     .addOption(
       new Option('--token-ttl <seconds>', 'expires_in of issued access tokens')
         .default(3600)
-        .argParser(integer(1, 31_536_000)),
+        .argParser(integerArg(1, 31_536_000)),
     )
     .addOption(
       new Option(
@@ -197,7 +186,7 @@ export function sandboxCommand(): Command {
     )
     .addOption(
       new Option('--fault-seed <n>', 'seed of the random fault draws (default: --seed)').argParser(
-        integer(0, 2 ** 32 - 1),
+        integerArg(0, 2 ** 32 - 1),
       ),
     )
     .addOption(
@@ -213,7 +202,7 @@ export function sandboxCommand(): Command {
       new Option(
         '--append-every <ms>',
         'append one new entry, stamped with the current time, every MS milliseconds',
-      ).argParser(integer(1, 86_400_000)),
+      ).argParser(integerArg(1, 86_400_000)),
     )
     .addOption(
       new Option(

@@ -1,12 +1,12 @@
 import { Command, Option } from 'commander';
-import { formatValue } from '../alerts/format.js';
+import { formatValue, settingInForce } from '../alerts/format.js';
 import { GovtrailError } from '../errors.js';
 import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
 import type { Session } from '../store/database.js';
 import { findSettingsAsOf, listTenants } from '../store/views.js';
 import { terminalJson, terminalLine } from '../terminal.js';
-import { parseTimeOption } from './alerts.js';
 import { createContext } from './context.js';
+import { timeArg } from './options.js';
 import { formatTable } from './table.js';
 
 /**
@@ -41,11 +41,15 @@ export function settingsCommand(): Command {
       'Show the governance settings in force now, or at a past time with --as-of (from the ' +
         'settings_timeline view: the newest snapshot at or before that time; a HARD_DELETE shows as deleted).',
     )
-    .option('--as-of <time>', 'the settings in force at this time (RFC 3339, or a date = midnight UTC)')
+    .option(
+      '--as-of <time>',
+      'the settings in force at this time (RFC 3339, or a date = midnight UTC)',
+      timeArg,
+    )
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (opts: { asOf?: string; tenant?: string; format: string }) => {
-      const at = opts.asOf === undefined ? 'now' : parseTimeOption('--as-of', opts.asOf);
+    .action(async (opts: { asOf?: Date; tenant?: string; format: string }) => {
+      const at = opts.asOf ?? 'now';
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
@@ -70,7 +74,10 @@ export function settingsCommand(): Command {
         }
         ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
         // In the order of the settings table, not jsonb's key order.
-        const rows = SNAPSHOT_FIELDS.map((f) => [f.column, formatValue(f.column, row.settings[f.column])]);
+        const rows = SNAPSHOT_FIELDS.map((f) => [
+          f.column,
+          formatValue(f.column, settingInForce(row.settings, f.column)),
+        ]);
         for (const [k, v] of Object.entries(
           (row.settings['extra_fields'] ?? {}) as Record<string, unknown>,
         )) {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createAlerting } from '../alerts/setup.js';
+import { type Alerting, createAlerting } from '../alerts/setup.js';
 import type { Config, TenantConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { SyncRunSummary } from '../sync/run.js';
@@ -25,8 +25,10 @@ export function syncCommand(): Command {
       const database = await ctx.openDatabase();
       const summaries: SyncRunSummary[] = [];
       let delivery = '';
+      let alerting: Alerting | undefined;
       try {
-        const alerting = createAlerting(config, ctx.logger, database);
+        const opened = createAlerting(config, ctx.logger, database);
+        alerting = opened;
         const active = await activeTenants(database.db, tenants, ctx.out);
         summaries.push(
           ...(await syncFleet({
@@ -40,7 +42,7 @@ export function syncCommand(): Command {
                 logger: ctx.logger,
                 tenant,
                 trigger: 'cli',
-                alerting,
+                alerting: opened,
                 onProgress,
               }),
           })),
@@ -50,6 +52,8 @@ export function syncCommand(): Command {
           delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up`;
         }
       } finally {
+        // A TCP or TLS syslog sink (or a pooled SMTP transport) would keep the process alive.
+        await alerting?.close();
         await database.close();
       }
       ctx.out.write(`${formatSummaries(summaries)}\n${delivery ? `${delivery}\n` : ''}`);

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { createWriteStream, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { shortEnum } from '../alerts/format.js';
 import type { Session } from '../store/database.js';
@@ -65,13 +65,18 @@ export interface EvidenceExport {
   readonly sha256: string;
 }
 
-/** Writes the changes of [from, to) to `out` and its `.sha256` sidecar. */
+/**
+ * Writes the changes of [from, to) to `out` and its `.sha256` sidecar. The CSV is written as
+ * `out.partial` and renamed when complete, then the sidecar is written: an interrupted export
+ * leaves no file under the final name that could pass for a whole one.
+ */
 export async function writeEvidenceCsv(
   db: Session,
   options: { tenantId: string; from: Date; to: Date; out: string },
 ): Promise<EvidenceExport> {
   const hash = createHash('sha256');
-  const file = createWriteStream(options.out, { flags: 'w' });
+  const partial = `${options.out}.partial`;
+  const file = createWriteStream(partial, { flags: 'w' });
   const failed = new Promise<never>((_, reject) => file.once('error', reject));
   failed.catch(() => {});
   // Honour backpressure so a slow disk never lets pages pile up in memory.
@@ -79,7 +84,10 @@ export async function writeEvidenceCsv(
     hash.update(text, 'utf8');
     if (!file.write(text, 'utf8')) await Promise.race([once(file, 'drain'), failed]);
   };
+  const sha256Path = `${options.out}.sha256`;
+  let sha256 = '';
   let rows = 0;
+  let complete = false;
   try {
     await write(csvRow(EVIDENCE_HEADER));
     for await (const c of iterateChanges(db, {
@@ -90,13 +98,22 @@ export async function writeEvidenceCsv(
       await write(csvRow(evidenceCells(c)));
       rows++;
     }
-  } finally {
     file.end();
+    await Promise.race([once(file, 'finish'), failed]);
+    // The sidecar first, the CSV's rename last: whatever an interrupt leaves, a file under the
+    // final name either checks against its sidecar or visibly does not.
+    sha256 = hash.digest('hex');
+    writeFileSync(sha256Path, `${sha256}  ${path.basename(options.out)}\n`);
+    renameSync(partial, options.out);
+    complete = true;
+  } finally {
+    if (!complete) {
+      // The stream opens its file asynchronously: wait for it to close, or the open could create
+      // the .partial again after it was removed.
+      file.destroy();
+      if (!file.closed) await once(file, 'close');
+      rmSync(partial, { force: true });
+    }
   }
-  await Promise.race([once(file, 'finish'), failed]);
-  const sha256 = hash.digest('hex');
-  const sha256Path = `${options.out}.sha256`;
-  // sha256sum format: digest, two spaces, the file name as it sits next to the sidecar.
-  writeFileSync(sha256Path, `${sha256}  ${path.basename(options.out)}\n`);
   return { rows, csvPath: options.out, sha256Path, sha256 };
 }

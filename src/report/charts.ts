@@ -3,7 +3,7 @@
  * so the report is one self-contained file that also prints.
  */
 
-import { formatValue } from '../alerts/format.js';
+import { formatValue, settingInForce } from '../alerts/format.js';
 import { canonicalJson } from '../changes/diff.js';
 import type { TimelineRow } from '../store/views.js';
 import { esc } from './escape.js';
@@ -65,7 +65,7 @@ export function fieldSegments(
     const start = Math.max(r.validFrom.getTime(), from.getTime());
     const end = Math.min(r.validTo?.getTime() ?? to.getTime(), to.getTime());
     if (end <= start) continue;
-    const value = r.isDeleted ? DELETED : r.settings[field];
+    const value = r.isDeleted ? DELETED : settingInForce(r.settings, field);
     const key = value === DELETED ? '\u0000deleted' : canonicalJson(value ?? null);
     const last = out.at(-1);
     if (last !== undefined && key === prevKey && last.end === start) {

@@ -2,6 +2,7 @@
  * Gathers what the HTML report shows, from the analyst views. The rendering (html.ts) is pure and
  * takes this object, so it can be tested without a database.
  */
+import type { RulePack } from '../alerts/rules.js';
 import type { Session } from '../store/database.js';
 import type { DiscrepancyRow } from '../store/discrepancies.js';
 import {
@@ -16,12 +17,13 @@ import {
   countChangesPerWeek,
   type ExporterHealth,
   findChangeDirections,
-  findEntryRange,
   findExporterHealth,
   findLatestChanges,
   findTimeline,
   type TimelineRow,
 } from '../store/views.js';
+import type { BackfillFindings } from '../sync/backfill-findings.js';
+import { loadReportAlerts, type ReportAlert } from './alerts.js';
 
 /** How many changes the report's table lists (the newest); the export has them all. */
 export const REPORT_CHANGE_ROWS = 150;
@@ -48,22 +50,31 @@ export interface ReportData {
   readonly discrepancies: readonly DiscrepancyRow[];
   /** How many discrepancies are recorded for the tenant in all. */
   readonly discrepancyCount: number;
+  /** The newest alerts of the period, at most {@link REPORT_ALERT_ROWS}. */
+  readonly alertList?: readonly ReportAlert[] | undefined;
+  /** What the rules find in backfilled entries of the period, which raised no per-entry alerts. */
+  readonly backfill?: BackfillFindings | undefined;
 }
 
 /**
- * The report's data for [from, to). Without `to`: up to now, or, when the newest entry is more
- * than 90 days old, up to a day after it (a quiet tenant's report should show its last activity,
- * not an empty quarter). Without `from`: 90 days before `to`.
+ * The report's data for [from, to). Without `to`: up to now, as documented: an auditor reads the
+ * posture up to the day of the report, and a quiet tenant shows as quiet (its settings held, no
+ * changes) rather than a period that silently ends at its last entry. Without `from`: 90 days
+ * before `to`.
  */
 export async function loadReportData(
   db: Session,
-  options: { tenantId: string; from?: Date | undefined; to?: Date | undefined; now: Date },
+  options: {
+    tenantId: string;
+    from?: Date | undefined;
+    to?: Date | undefined;
+    now: Date;
+    /** The rule pack the backfill findings are evaluated with (default: the built-in one). */
+    pack?: RulePack | undefined;
+  },
 ): Promise<ReportData> {
-  const range = await findEntryRange(db, options.tenantId);
   const quarter = 90 * 86_400_000;
-  const now = options.now.getTime();
-  const last = range?.last.getTime() ?? now;
-  const to = options.to ?? new Date(now - last > quarter ? last + 86_400_000 : now);
+  const to = options.to ?? options.now;
   const from = options.from ?? new Date(to.getTime() - quarter);
   const filter = { tenantId: options.tenantId, since: from, until: to };
   const timeline = await findTimeline(db, options.tenantId, { from, to });
@@ -87,5 +98,6 @@ export async function loadReportData(
     integrity: await findSourceIntegrity(db, options.tenantId),
     discrepancies: discrepancies.rows,
     discrepancyCount: discrepancies.total,
+    ...(await loadReportAlerts(db, filter, options.pack)),
   };
 }

@@ -54,7 +54,7 @@ dl.health dd { margin: 0; }
 p.verdict { font-size: 15px; margin: 0 0 14px; }
 dl.health + p.note { margin: 16px 0 10px; }
 dd .note { color: var(--muted); font-size: 13px; }
-td code { overflow-wrap: anywhere; }
+td code { white-space: nowrap; }
 .ok { color: var(--tight); font-weight: 600; }
 .bad { color: var(--loose); font-weight: 600; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
@@ -66,6 +66,54 @@ footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
   tr { break-inside: avoid; }
 }
 `;
+
+/** The alerts of the period, and what the rules find in backfilled history (never raised). */
+function alertSection(data: ReportData): string {
+  const list = data.alertList ?? [];
+  const rows = list
+    .map(
+      (a) =>
+        `<tr><td class="t">${esc(ts(a.changedAt ?? a.createdAt))}</td><td><span class="badge sev-${esc(a.severity)}">${esc(a.severity)}</span></td><td>${esc(a.ruleId)}</td><td>${esc(a.title)}</td><td>${a.entryId === null ? '—' : `<code>${esc(a.entryId)}</code>`}</td><td>${esc(a.deliveryStatus)}</td></tr>`,
+    )
+    .join('\n');
+  const total = data.alerts.reduce((n, a) => n + a.n, 0);
+  const note =
+    list.length < total
+      ? `The newest ${list.length.toLocaleString('en')} of ${total.toLocaleString('en')} alerts of the period; the evidence pack's alerts.csv has them all.`
+      : `All ${total.toLocaleString('en')} alerts raised for the period, newest first.`;
+  return `<section>
+  <h2>Alerts</h2>
+  <p class="note">${esc(note)}</p>
+  <table>
+    <thead><tr><th>Changed at</th><th>Severity</th><th>Rule</th><th>Title</th><th>Entry</th><th>Delivery</th></tr></thead>
+    <tbody>
+${rows || '<tr><td colspan="6">No alerts in this period.</td></tr>'}
+    </tbody>
+  </table>
+${backfillPanel(data)}</section>`;
+}
+
+/** The backfilled part of the period: one digest was raised for it; these were not. */
+function backfillPanel(data: ReportData): string {
+  const b = data.backfill;
+  if (b === undefined || b.runs.length === 0) return '';
+  const found = b.findings.length + b.omitted;
+  const rows = b.findings
+    .map(
+      (f) =>
+        `<tr><td class="t">${esc(f.changedAt)}</td><td><span class="badge sev-${esc(f.severity)}">${esc(f.severity)}</span></td><td>${esc(f.ruleId)}</td><td>${esc(f.title)}</td><td><code>${esc(f.entryId)}</code></td><td>found by backfill</td></tr>`,
+    )
+    .join('\n');
+  return `  <h2>Found by backfill (not alerted)</h2>
+  <p class="note">${esc(`${b.entries.toLocaleString('en')} entries of this period were stored by a backfill (the tenant's first run: run ${b.runs.join(', ')}), which raises one digest alert (AIGOV-016) instead of an alert per change, so the list above has no per-change alert for them. Evaluated over them now, the rules find ${found.toLocaleString('en')} alert${found === 1 ? '' : 's'}: never raised or delivered, listed so that the period does not look quieter than it was.`)}</p>
+  <table>
+    <thead><tr><th>Changed at</th><th>Severity</th><th>Rule</th><th>Title</th><th>Entry</th><th></th></tr></thead>
+    <tbody>
+${rows || '<tr><td colspan="6">The rules find nothing in the backfilled entries.</td></tr>'}${b.omitted > 0 ? `\n<tr><td colspan="6">… and ${esc(b.omitted.toLocaleString('en'))} more</td></tr>` : ''}
+    </tbody>
+  </table>
+`;
+}
 
 function ts(d: Date | null | undefined): string {
   return d ? `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '—';
@@ -286,6 +334,7 @@ ${kpis.map((k) => `<div class="kpi${k.warn ? ' warn' : ''}"><div class="v">${esc
   ${severityBars(data.alerts)}
 </section>
 </div>
+${alertSection(data)}
 <section>
   <h2>Changes</h2>
   <p class="note">${data.changes.length < data.changeCount ? `The newest ${data.changes.length.toLocaleString('en')} of ${data.changeCount.toLocaleString('en')} field changes; <code>govtrail export evidence</code> writes them all.` : `All ${data.changeCount.toLocaleString('en')} field changes of the period, newest first.`}</p>

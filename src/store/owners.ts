@@ -1,11 +1,16 @@
 /**
- * Repository of the remediation audit trail (`govtrail.owner_removal`): one row per
- * DeleteEntitlementOwner call, dry runs included. Never holds a secret: the ids, the outcome, the
+ * Repository of the remediation audit trail (`govtrail.owner_removal`): for each
+ * DeleteEntitlementOwner call a `sending` row before it is sent and a row with its outcome after
+ * (a dry run: one `dry_run` row). Never holds a secret: the ids, the outcome, the
  * HTTP status and the (already scrubbed) error message only.
  */
 import type { Session } from './database.js';
 
-export type OwnerRemovalOutcome = 'deleted' | 'absent' | 'failed' | 'dry_run';
+/**
+ * `sending` is recorded before the request goes out; the outcome follows as a row of its own. A
+ * `sending` row with no later row for the same owner is a call interrupted in flight.
+ */
+export type OwnerRemovalOutcome = 'sending' | 'deleted' | 'absent' | 'failed' | 'dry_run';
 
 export interface OwnerRemovalRecord {
   readonly tenantId: string;

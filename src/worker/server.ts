@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { HealthReport } from './status.js';
 
@@ -64,9 +65,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     send(404, 'text/plain; charset=utf-8', 'not found: try /healthz or /metrics\n');
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: Error) => reject(listenError(err, options.port));
+    server.once('error', onError);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });
@@ -85,4 +87,25 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       return closed;
     },
   };
+}
+
+/**
+ * A port in use or not ours to bind is a configuration problem the operator fixes with
+ * GOVTRAIL_HTTP_PORT: a ConfigError (exit 2, one line), not a stack trace.
+ */
+function listenError(err: Error, port: number): Error {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(
+      'GOVTRAIL_HTTP_PORT',
+      `port ${port} is already in use: stop the other process or choose another port`,
+      { cause: err },
+    );
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    return new ConfigError('GOVTRAIL_HTTP_PORT', `cannot listen on port ${port}: ${err.message}`, {
+      cause: err,
+    });
+  }
+  return err;
 }

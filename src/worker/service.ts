@@ -139,6 +139,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       metrics: async () => ({ body: await metrics.render(), contentType: metrics.contentType }),
     });
   } catch (err) {
+    await alerting.close();
     await agent.close();
     throw err;
   }

@@ -368,6 +368,23 @@ describe('the pack', () => {
     expect(integrity.discrepancies).toMatchObject({ recordedForTenant: 0, list: [] });
     expect(integrity.coverage).toMatchObject({ intervalSeconds: 900 });
   });
+
+  it('says in README.txt that the period was backfilled and lists what the rules find there (issue 20, item 16)', () => {
+    const readme = readFileSync(path.join(pack.dir, 'README.txt'), 'utf8');
+    expect(readme).toContain('Backfilled history\n------------------');
+    expect(readme).toMatch(
+      /\d+ entries of this period were stored by a backfill \(the first run of the tenant: run \d+\)/,
+    );
+    const found = readme.split('\n').filter((l) => l.endsWith('[found by backfill]'));
+    expect(found.length).toBeGreaterThan(0);
+    for (const line of found)
+      expect(line).toMatch(
+        /^ {2}\S+ {2}(LOW|MEDIUM|HIGH|CRITICAL) +AIGOV-\d{3} {2}.+ \(entry \S{27}\) \[found by backfill\]$/,
+      );
+    // The report of the pack lists the same findings.
+    const report = readFileSync(path.join(pack.dir, 'report.html'), 'utf8');
+    expect(report.match(/<td>found by backfill<\/td>/g)?.length).toBe(found.length);
+  });
 });
 
 describe('verify-pack', () => {

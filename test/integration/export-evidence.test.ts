@@ -4,13 +4,14 @@
  * verifies in sha256sum format.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/export/evidence.js';
 import { parseCsv } from '../helpers/csv.js';
+import { createTestDatabase } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -96,5 +97,25 @@ describe('export evidence', () => {
     });
     expect(res.rows).toBe(0);
     expect(parseCsv(readFileSync(out, 'utf8'))).toHaveLength(1);
+  });
+
+  it('leaves nothing under the final name, nor a .partial, when the export fails midway', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-export-'));
+    const out = path.join(dir, 'broken.csv');
+    // A closed database: the header is written, then the first page fails.
+    const gone = await createTestDatabase();
+    await gone.close();
+    await expect(
+      writeEvidenceCsv(gone.database.db, {
+        tenantId: 'acme',
+        from: new Date('2000-01-01T00:00:00Z'),
+        to: new Date('2100-01-01T00:00:00Z'),
+        out,
+      }),
+    ).rejects.toThrow();
+    // Let any file operation still under way settle (a stream opens its file asynchronously), so
+    // that a file created late is seen too. Not a measure of speed: nothing may appear at all.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

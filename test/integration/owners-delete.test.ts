@@ -97,11 +97,15 @@ describe('owners delete', () => {
       expect(second.code).toBe(0);
       expect(second.stdout).toMatch(/^absent/);
       const recorded = (await rows()).slice(before);
+      // Each call: its intent before the request, its outcome after (INSERT-only, two rows).
       expect(recorded.map((r) => [r.outcome, r.httpStatus, r.dryRun, r.tenantId])).toEqual([
+        ['sending', null, false, 'acme'],
         ['deleted', 200, false, 'acme'],
+        ['sending', null, false, 'acme'],
         ['absent', 404, false, 'acme'],
       ]);
       expect(recorded[0]).toMatchObject({ ...owner, error: null });
+      expect(recorded[1]).toMatchObject({ ...owner, error: null });
     },
   );
 
@@ -117,9 +121,12 @@ describe('owners delete', () => {
         const r = await cli(['owners', 'delete', ...args(owner), '--yes']);
         expect(r, JSON.stringify(owner)).toMatchObject({ code: 0, stdout: 'deleted\n' });
         expect(sandbox.owners.has(owner)).toBe(false);
-        const [row] = (await rows()).slice(before);
+        const recorded = (await rows()).slice(before);
         // Stored as given, not encoded: the audit trail names the resource a person would recognise.
-        expect(row).toMatchObject({ ...owner, outcome: 'deleted' });
+        expect(recorded).toEqual([
+          expect.objectContaining({ ...owner, outcome: 'sending' }),
+          expect.objectContaining({ ...owner, outcome: 'deleted' }),
+        ]);
       }
     },
   );
@@ -185,5 +192,32 @@ describe('owners delete', () => {
       expect(sandbox.stats.deleteRequests).toBe(deletes);
       expect((await rows()).length).toBe(before);
     },
+  );
+
+  it.skipIf(!onServer)(
+    `killed while the DELETE is in flight: the intent row is already there (${NEEDS_SERVER})`,
+    async () => {
+      const owner = sandbox.owners.list()[0] as OwnerTuple;
+      const before = (await rows()).length;
+      const deletes = sandbox.stats.deleteRequests;
+      // The tenant holds the DELETE: no answer until the connection closes.
+      sandbox.faults.add({ route: 'delete', kind: 'hang', times: 1 });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/main.ts', 'owners', 'delete', ...args(owner), '--yes'],
+        { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'ignore'] },
+      );
+      const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+      try {
+        // Wait (without a deadline of its own: the test's timeout is the failure) until it is in flight.
+        while (sandbox.stats.deleteRequests === deletes) await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        child.kill('SIGKILL');
+        await closed;
+      }
+      const recorded = (await rows()).slice(before);
+      expect(recorded).toEqual([expect.objectContaining({ ...owner, outcome: 'sending', httpStatus: null })]);
+    },
+    120_000,
   );
 });

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../src/commands/report.js';
+import { loadReportData } from '../../src/report/data.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,7 +27,8 @@ beforeAll(async () => {
   h.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
   expect((await h.sync()).status).toBe('succeeded');
   file = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-report-')), 'report.html');
-  await writeReport(h.database.db, { tenantId: 'acme', out: file });
+  // The history is dated 2025 and --to defaults to now: the period is given, to cover it.
+  await writeReport(h.database.db, { tenantId: 'acme', out: file, from: new Date('2025-01-01T00:00:00Z') });
   // Kept next to the screenshot for a person to open.
   mkdirSync('test-artifacts', { recursive: true });
   copyFileSync(file, 'test-artifacts/report.html');
@@ -60,6 +62,37 @@ describe('govtrail report', () => {
     expect(html).toMatch(/<a href="https:\/\/[^"]+">/);
     // The incremental run raised alerts for changes inside the period, so the bars are not all zero.
     expect(html).toMatch(/class="num">[1-9]/);
+  });
+
+  it('lists the alerts, not only their counts: the digest and the per-change ones (issue 20, item 17)', () => {
+    const html = readFileSync(file, 'utf8');
+    const section = html.slice(html.indexOf('<h2>Alerts</h2>'), html.indexOf('<h2>Changes</h2>'));
+    expect(section).toContain('<h2>Alerts</h2>');
+    expect(section).toMatch(/<td>AIGOV-016<\/td><td>Settings history backfilled<\/td>/);
+    expect(section).toMatch(/<td>AIGOV-0(0[1-9]|1[0-5])<\/td>/);
+  });
+
+  it('lists what the rules find in the backfilled history, marked as found by backfill (issue 20, item 16)', () => {
+    const html = readFileSync(file, 'utf8');
+    expect(html).toContain('<h2>Found by backfill (not alerted)</h2>');
+    const panel = html.slice(html.indexOf('<h2>Found by backfill (not alerted)</h2>'));
+    expect(panel).toMatch(/400 entries of this period were stored by a backfill/);
+    expect(panel).toMatch(
+      /<td>AIGOV-\d{3}<\/td><td>[^<]+<\/td><td><code>[0-9A-Za-z]{27}<\/code><\/td><td>found by backfill<\/td>/,
+    );
+  });
+
+  it('keeps entry ids on one line (issue 20, item 17)', () => {
+    const html = readFileSync(file, 'utf8');
+    expect(html).toContain('td code { white-space: nowrap; }');
+    expect(html).not.toMatch(/overflow-wrap:\s*anywhere/);
+  });
+
+  it('ends the period now by default, as --help says (issue 20, item 17)', async () => {
+    const now = new Date('2027-03-04T05:06:07Z');
+    const data = await loadReportData(h.database.db, { tenantId: 'acme', now });
+    expect(data.to).toEqual(now);
+    expect(data.from).toEqual(new Date(now.getTime() - 90 * 86_400_000));
   });
 
   it.skipIf(!existsSync(CHROMIUM))(

@@ -468,7 +468,7 @@ describe('severity overrides', () => {
     );
     expect(draft?.severity).toBe('high');
     expect(draft?.title).toBe('Client types widened to all types');
-    expect(draft?.summary).toContain('allowedClientTypes: [PERSONAL] → all types');
+    expect(draft?.summary).toContain('allowedClientTypes: [PERSONAL] → all client types');
   });
 
   it('AIGOV-004 is high when the list disappears (absent = all types)', () => {

@@ -85,7 +85,9 @@ describe('slackPayload', () => {
     expect(fields).toContain('*Actor*\nAPI (user 2vYJmQ0pXgV7Ik8iKc0uXhKxA9P)');
     expect(fields).toContain('*Ticket*\n<https://jira.example/browse/SEC-1?a=1&b=2|SEC-1>');
     expect(fields).toContain('*Reason*\nwiden for &lt;pilot&gt; &amp; test');
-    expect(b[2]?.text?.text).toBe('*Changes*\n• `allowedClientTypes`: [PERSONAL] → all types _(loosened)_');
+    expect(b[2]?.text?.text).toBe(
+      '*Changes*\n• `allowedClientTypes`: [PERSONAL] → all client types _(loosened)_',
+    );
     expect(b[4]?.elements?.[0]?.text).toBe(
       'AIGOV-004 v1 · entry 2vYJmWBbS0sLCn3sYc6l1jOQ2bX · dedupe AIGOV-004:acme:2vYJmWBbS0sLCn3sYc6l1jOQ2bX',
     );

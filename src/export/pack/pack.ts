@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { formatValue, humanSeconds, shortEnum } from '../../alerts/format.js';
+import type { RulePack } from '../../alerts/rules.js';
 import { GovtrailError } from '../../errors.js';
 import { renderReport } from '../../report/html.js';
 import type { Database, Session } from '../../store/database.js';
@@ -152,6 +153,8 @@ export interface EvidencePackOptions {
   readonly pageSize?: number | undefined;
   /** The newest anchor of the tenant's chain, copied into the pack (ANCHOR_FILES). */
   readonly anchor?: PackAnchor | undefined;
+  /** The rule pack the backfill findings are evaluated with (default: the built-in one). */
+  readonly rulePack?: RulePack | undefined;
 }
 
 /** An anchor statement file, its detached JWS and, when known, the public key that checks it. */
@@ -483,7 +486,7 @@ async function writeData(
   files.push(integrity.file);
 
   progress('report.html', 0);
-  const reportData = await loadPackReportData(db, { ...period, now: o.now, sampler });
+  const reportData = await loadPackReportData(db, { ...period, now: o.now, sampler, pack: o.rulePack });
   files.push(await writeWholeFile(dir, 'report.html', renderReport(reportData), null));
 
   const count = (name: string) => files.find((f) => f.name === name)?.rows ?? 0;
@@ -505,6 +508,7 @@ async function writeData(
       reconcile: integrity.reconcile,
       discrepancies: integrity.discrepancies,
       reportThinned: sampler.thinned,
+      backfill: reportData.backfill,
     },
   };
 }

@@ -3,6 +3,7 @@
  * answers, and how to check the pack without govtrail. Pure.
  */
 import { humanSeconds } from '../../alerts/format.js';
+import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import type { CoverageSummary } from './coverage.js';
 import { ANCHOR_FILES, CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
 
@@ -30,6 +31,34 @@ export interface PackSummary {
   readonly reportThinned: boolean;
   /** Names of the anchor files the pack holds (ANCHOR_FILES), when an anchor was found. */
   readonly anchorFiles?: readonly string[];
+  /** What the rules find in backfilled entries of the period (no per-entry alerts were raised). */
+  readonly backfill?: BackfillFindings | undefined;
+}
+
+/**
+ * The README's section on backfilled history, or '' when the period has none: a backfill raised
+ * one digest instead of per-entry alerts, so alerts.csv alone would make the period look quiet.
+ */
+export function backfillText(b: BackfillFindings | undefined): string {
+  if (b === undefined || b.runs.length === 0) return '';
+  const runs = b.runs.map(String).join(', ');
+  const intro =
+    `${n(b.entries)} entr${b.entries === 1 ? 'y' : 'ies'} of this period were stored by a backfill (the first run of the tenant: run ${runs}), ` +
+    'which raises one digest alert (AIGOV-016) instead of an alert per change. alerts.csv therefore lists no per-change alert for them. ' +
+    `Evaluated over them now, the rules find ${n(b.findings.length + b.omitted)} alert${b.findings.length + b.omitted === 1 ? '' : 's'}, ` +
+    'listed below and in report.html, marked as found by backfill: they were never raised or delivered.';
+  const lines = b.findings.map(
+    (f) =>
+      `  ${f.changedAt}  ${f.severity.toUpperCase().padEnd(8)} ${f.ruleId}  ${f.title}  (entry ${f.entryId}) [found by backfill]`,
+  );
+  if (b.omitted > 0) lines.push(`  … and ${n(b.omitted)} more`);
+  return `Backfilled history
+------------------
+${wrap(intro, '')}
+
+${lines.length > 0 ? lines.join('\n') : '  (none: the rules find nothing in the backfilled entries)'}
+
+`;
 }
 
 function n(v: number): string {
@@ -89,7 +118,7 @@ In figures
 ----------
 ${figures.map((f) => wrap(f, '  ')).join('\n')}
 ${s.reportThinned ? `\n${wrap('report.html draws the posture timeline from one row per 1/2000 of the period (the period has more timeline rows than the chart keeps); setting-periods.csv lists every period exactly.', '')}\n` : ''}
-Files
+${backfillText(s.backfill)}Files
 -----
 ${files}
 

@@ -8,6 +8,8 @@
  * drawn from the slice's start. A slice is under a pixel of the 860-pixel-wide chart, so nothing
  * visible is lost; setting-periods.csv has every period exactly.
  */
+import type { RulePack } from '../../alerts/rules.js';
+import { loadReportAlerts } from '../../report/alerts.js';
 import { REPORT_CHANGE_ROWS, REPORT_DISCREPANCY_ROWS, type ReportData } from '../../report/data.js';
 import type { Session } from '../../store/database.js';
 import type { TimelineEntry } from '../../store/evidence-pack.js';
@@ -117,7 +119,14 @@ export class TimelineSampler {
  */
 export async function loadPackReportData(
   db: Session,
-  o: { tenantId: string; from: Date; to: Date; now: Date; sampler: TimelineSampler },
+  o: {
+    tenantId: string;
+    from: Date;
+    to: Date;
+    now: Date;
+    sampler: TimelineSampler;
+    pack?: RulePack | undefined;
+  },
 ): Promise<ReportData> {
   const filter = { tenantId: o.tenantId, since: o.from, until: o.to };
   const { timeline, directions } = o.sampler.result();
@@ -137,5 +146,6 @@ export async function loadPackReportData(
     integrity: await findSourceIntegrity(db, o.tenantId),
     discrepancies: discrepancies.rows,
     discrepancyCount: discrepancies.total,
+    ...(await loadReportAlerts(db, filter, o.pack)),
   };
 }

@@ -1,0 +1,83 @@
+/**
+ * Argument parsers shared by every command, for commander's `argParser`: a bad value becomes an
+ * InvalidArgumentError, which commander reports as one line naming the option, and the CLI turns
+ * into exit code 2 (never a stack trace, never a SQL error from a value that reached a query).
+ */
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { parseDurationSetting } from '../config.js';
+import { GovtrailError } from '../errors.js';
+import { parseTimestamp } from '../normalise/time.js';
+
+/** A whole number in [min, max]: `-5`, `abc`, `1.5` and `` are refused. */
+export function integerArg(min: number, max: number = Number.MAX_SAFE_INTEGER): (text: string) => number {
+  return (text) => {
+    const n = Number(text.trim());
+    if (text.trim() === '' || !Number.isSafeInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`expected a whole number ${range}, got ${JSON.stringify(text)}`);
+    }
+    return n;
+  };
+}
+
+/** A whole number of at least 1 (a limit, a count). */
+export const positiveIntegerArg = integerArg(1);
+
+/** The time an option names: RFC 3339, or a plain date (midnight UTC); undefined when it is not one. */
+export function parseTime(text: string): Date | undefined {
+  return parseTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text)?.date;
+}
+
+/** argParser of a time option: RFC 3339, or a plain date (midnight UTC). */
+export function timeArg(text: string): Date {
+  const t = parseTime(text);
+  if (t === undefined) {
+    throw new InvalidArgumentError(
+      `not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`,
+    );
+  }
+  return t;
+}
+
+/** Parses a time option inside an action (where argParser cannot be used); a USAGE error otherwise. */
+export function parseTimeOption(option: string, text: string): Date {
+  const t = parseTime(text);
+  if (t === undefined) {
+    throw new GovtrailError(
+      'USAGE',
+      `${option}: not a time: ${JSON.stringify(text)} (use RFC 3339, e.g. 2025-06-01T12:00:00Z, or a date)`,
+    );
+  }
+  return t;
+}
+
+/** argParser of a positive duration such as 15m, 90s or 1h; returns milliseconds. */
+export function durationArg(text: string): number {
+  const ms = parseDurationSetting(text);
+  if (ms === undefined || ms <= 0) {
+    throw new InvalidArgumentError(
+      `expected a positive duration such as 15m, 90s or 1h, got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Checks the file an export is about to write: a name is given, its directory exists, and it is not
+ * itself a directory. The export writes FILE.partial and renames it, so these would otherwise
+ * surface only at the end, as a stack trace.
+ * @throws GovtrailError `USAGE` naming the option
+ */
+export function checkOutputFile(option: string, out: string): void {
+  if (out.trim() === '') throw new GovtrailError('USAGE', `${option}: a file name is required`);
+  const file = path.resolve(out);
+  const dir = path.dirname(file);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new GovtrailError('USAGE', `${option}: directory ${JSON.stringify(dir)} does not exist`);
+  }
+  if (existsSync(file) && statSync(file).isDirectory()) {
+    throw new GovtrailError('USAGE', `${option}: ${JSON.stringify(file)} is a directory, not a file`);
+  }
+}
