@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { humanSeconds } from '../alerts/format.js';
-import { packAnchor } from '../anchor/pack.js';
 import { loadRulePack } from '../alerts/rules.js';
+import { packAnchor } from '../anchor/pack.js';
 import { parseDurationSetting } from '../config.js';
 import { ConfigError, GovtrailError } from '../errors.js';
 import { PACK_FILES } from '../export/pack/files.js';
