@@ -11,6 +11,7 @@ import { demoCommand } from './commands/demo.js';
 import { ExitCode } from './commands/exit.js';
 import { exportCommand } from './commands/export.js';
 import { migrateCommand } from './commands/migrate.js';
+import { formatCommanderError } from './commands/options.js';
 import { ownersCommand } from './commands/owners.js';
 import { reconcileCommand } from './commands/reconcile.js';
 import { reportCommand } from './commands/report.js';
@@ -45,7 +46,7 @@ export function buildProgram(): Command {
     )
     .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (str, write) => write(str) });
+    .configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) });
   program.addCommand(demoCommand());
   program.addCommand(migrateCommand());
   program.addCommand(syncCommand());
@@ -70,6 +71,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
   const override = (c: Command): void => {
     c.exitOverride();
+    // Subcommands built on their own do not inherit the program's output settings.
+    c.configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) });
     for (const sub of c.commands) override(sub);
   };
   override(program);

@@ -81,3 +81,19 @@ export function checkOutputFile(option: string, out: string): void {
     throw new GovtrailError('USAGE', `${option}: ${JSON.stringify(file)} is a directory, not a file`);
   }
 }
+
+/**
+ * commander's report of a value an argParser refused (`error: option '--limit <n>' argument '-3'
+ * is invalid. expected …`) in govtrail's own one-line form (`govtrail: --limit: expected …`), so
+ * that every bad argument reads alike whether an argParser or the action refused it. Other
+ * commander messages pass unchanged.
+ */
+export function formatCommanderError(message: string): string {
+  const m =
+    /^error: option '(-[^' ]+(?:, --[^' ]+)?)(?: [<[][^']*)?' argument '[^\n]*' is invalid\. ([^\n]*)\n?$/.exec(
+      message,
+    );
+  if (m === null) return message;
+  const flag = (m[1] as string).split(', ').at(-1) as string;
+  return `govtrail: ${flag}: ${m[2]}\n`;
+}
