@@ -344,11 +344,12 @@ export function createEngine(options: EngineOptions): Worker {
       return done('completed', 'completed', { runId: summary.runId });
     }
     if (summary.status === 'skipped') {
-      // Another process holds the tenant (a manual `govtrail sync`, or a run of the other kind).
-      // A sync is covered by it; a reconcile must still happen, later in its slot.
-      if (kind === 'sync') return done('busy', 'completed', { busy: true });
-      return attempt.retriesLeft
-        ? done('retry', 'failed', { busy: true })
+      // Another process holds the tenant (a manual `govtrail sync`, a run of the other kind, the
+      // retry of an earlier slot's job): try again later in the slot. A sync still locked out at the
+      // end of its slot was covered by the holder; a reconcile that never got in is dead-lettered.
+      if (attempt.retriesLeft) return done('retry', 'failed', { busy: true });
+      return kind === 'sync'
+        ? done('busy', 'completed', { busy: true })
         : done('dead', 'deadletter', { busy: true });
     }
     const output = { runId: summary.runId, error: summary.error?.code ?? null };
