@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { TenantConfig } from '../../src/config.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { slotAfter } from '../../src/worker/slots.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
@@ -123,5 +124,71 @@ describe('govtrail worker replicas (processes)', () => {
       expect([...afterKill].sort()).toEqual(names);
     },
     240_000,
+  );
+
+  it.skipIf(!onServer)(
+    `SIGHUP re-reads the configuration: a tenant added is synced, a tenant dropped is not, without a restart (${NEEDS_SERVER})`,
+    async () => {
+      const hupDb = await createTestDatabase();
+      try {
+        const db = hupDb.database.db;
+        const [a, b, c] = sandboxTenants(sandbox, 3, 'hup') as [TenantConfig, TenantConfig, TenantConfig];
+        const config = path.join(dir, 'hup.yaml');
+        writeFileSync(config, tenantsYaml([a, b]));
+        const schedule = '*/4 * * * * *';
+        const worker = startReplica(
+          {
+            DATABASE_URL: hupDb.url as string,
+            GOVTRAIL_CONFIG: config,
+            GOVTRAIL_SCHEDULE: schedule,
+            GOVTRAIL_RECONCILE_SCHEDULE: 'off',
+          },
+          'hup',
+        );
+        children.push(worker);
+        const tenantsOf = async (slot: string) =>
+          (await ledgerBySlot(db))
+            .filter((r) => r.slot === slot && r.status === 'succeeded')
+            .map((r) => r.tenant)
+            .sort();
+        const slotsWith = async (names: string[]) => {
+          const rows = await ledgerBySlot(db);
+          const slots = [...new Set(rows.map((r) => r.slot))].sort();
+          const out: string[] = [];
+          for (const slot of slots) if ((await tenantsOf(slot)).join() === names.join()) out.push(slot);
+          return out;
+        };
+        await vi.waitFor(
+          async () => {
+            if ((await slotsWith([a.name, b.name])).length < 1) throw new Error('no slot of a and b yet');
+          },
+          { timeout: 60_000, interval: 250 },
+        );
+        // Tenant c replaces tenant a in the file; the same process is told to read it again.
+        writeFileSync(config, tenantsYaml([b, c]));
+        const hupAt = new Date();
+        worker.kill('SIGHUP');
+        await vi.waitFor(
+          async () => {
+            const after = (await slotsWith([b.name, c.name])).filter((s) => s > hupAt.toISOString());
+            if (after.length < 2) throw new Error('not two slots of b and c yet');
+          },
+          { timeout: 60_000, interval: 250 },
+        );
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        // After the reload a is planned no more, and the process was never restarted.
+        const rows = await ledgerBySlot(db);
+        const lastA = rows.filter((r) => r.tenant === a.name).at(-1) as { slot: string };
+        const firstC = rows.filter((r) => r.tenant === c.name)[0] as { slot: string };
+        expect(lastA.slot < firstC.slot).toBe(true);
+        expect(rows.filter((r) => r.status === 'skipped')).toEqual([]);
+        expect(worker.pid).toBeDefined();
+      } finally {
+        await hupDb.close();
+      }
+    },
+    120_000,
   );
 });
