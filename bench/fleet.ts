@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     replicas: number,
     options: { leadMs?: number; onRunning?: (children: ChildProcess[], slot: Date) => Promise<void> } = {},
   ): Promise<SlotFigures & { slot: Date }> => {
-    const slot = new Date(Math.ceil((Date.now() + (options.leadMs ?? 15_000)) / 1000) * 1000);
+    const slot = new Date(Math.ceil((Date.now() + (options.leadMs ?? 45_000)) / 1000) * 1000);
     const children = startReplicas(replicas, env(onceAt(slot)));
     try {
       const watching = (async () => {
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
   await client.connect();
   try {
     // Migrations and pg-boss's schema first, by one worker, so no replica below pays for them.
-    await runSlot(1, { leadMs: 20_000 }).then((r) => {
+    await runSlot(1, { leadMs: 45_000 }).then((r) => {
       results['firstSlot'] = { slotMs: r.slotMs, succeeded: r.succeeded };
       console.log(
         `first slot (backfills, 1 replica): ${(r.slotMs / 1000).toFixed(1)} s for ${r.succeeded} tenants`,
