@@ -667,8 +667,82 @@ function panels(): Array<cog.Builder<Panel> | RowBuilder> {
       )
       .span(8)
       .height(8),
+    // The only row that reads every tenant (FLEET_PANELS): the fleet as the replicas serve it.
+    new RowBuilder('Fleet'),
+    new Table()
+      .title('Freshness by tenant')
+      .description(
+        'Every tenant with the time since its last successful sync and its last run, stalest first (exporter_health). The same figure per tenant is the metric govtrail_tenant_freshness_seconds.',
+      )
+      .withTarget(
+        sql(`
+          select tenant_id, seconds_since_success, last_run_status, last_success_at
+          from govtrail.exporter_health
+          order by seconds_since_success desc nulls first, tenant_id
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['tenant_id', 'Tenant'],
+          ['seconds_since_success', 'Since last success'],
+          ['last_run_status', 'Last run'],
+          ['last_success_at', 'Last success at'],
+        ]),
+      )
+      .span(12)
+      .height(8),
+    new Table()
+      .title('Stalest tenants (10)')
+      .description(
+        'The ten tenants whose last successful sync is oldest, never-synced first (exporter_health).',
+      )
+      .withTarget(
+        sql(`
+          select tenant_id, seconds_since_success, last_error
+          from govtrail.exporter_health
+          order by seconds_since_success desc nulls first, tenant_id
+          limit 10
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['tenant_id', 'Tenant'],
+          ['seconds_since_success', 'Since last success'],
+          ['last_error', 'Last error'],
+        ]),
+      )
+      .span(12)
+      .height(8),
+    bars(new TimeSeries())
+      .title('Fleet failures')
+      .description(
+        'Failed sync and reconcile runs of every tenant per time bucket (run_log). With the worker, a failure retried inside its slot counts once.',
+      )
+      .withTarget(
+        series(`
+          select $__timeGroupAlias(started_at, $__interval),
+                 count(*) filter (where kind = 'sync') as sync_failed,
+                 count(*) filter (where kind = 'reconcile') as reconcile_failed
+          from govtrail.run_log
+          where status = 'failed' and $__timeFilter(started_at)
+          group by 1
+          order by 1
+        `),
+      )
+      .interval('1h')
+      .overrideByName('sync_failed', [color('red')])
+      .overrideByName('reconcile_failed', [color('orange')])
+      .span(24)
+      .height(6),
   ];
 }
+
+/** Titles of the Fleet row's panels: they read every tenant, not the one `$tenant` names. */
+export const FLEET_PANELS: readonly string[] = [
+  'Freshness by tenant',
+  'Stalest tenants (10)',
+  'Fleet failures',
+];
 
 /** The dashboard, as Grafana's JSON model. */
 export function buildDashboard(): Dashboard {

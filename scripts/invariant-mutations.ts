@@ -83,7 +83,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'return rows[0] !== undefined;',
       },
     ],
-    tests: [SYNC, RECONCILE, 'test/integration/worker-replicas.test.ts'],
+    tests: [SYNC, RECONCILE],
   },
   {
     name: 'checkpoint-outside-transaction',
@@ -893,6 +893,66 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/report-render.test.ts'],
+  },
+  {
+    name: 'slot-job-id-per-replica',
+    breaks:
+      'product.md scaling out: a job id that is not derived from (kind, tenant, slot) alone lets every replica insert its own job, so a tenant runs once per replica in a slot',
+    patches: [
+      {
+        file: 'src/worker/slots.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: 'update(`govtrail:job:${kind}:${slot.toISOString()}:${tenant}`)',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        replace: 'update(`govtrail:job:${kind}:${slot.toISOString()}:${tenant}:${Math.random()}`)',
+      },
+    ],
+    tests: ['test/integration/worker-replicas.test.ts', 'test/integration/worker-engine.test.ts'],
+  },
+  {
+    name: 'retried-attempt-recorded',
+    breaks:
+      'product.md scaling out: a failed attempt retried inside its slot keeps its ledger row, so one failure is recorded once per attempt',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {',
+        replace: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === undefined) {',
+      },
+    ],
+    tests: ['test/integration/worker-engine.test.ts'],
+  },
+  {
+    name: 'missed-reconcile-forgotten',
+    breaks:
+      'product.md scaling out: a reconcile slot missed while no worker ran is not run when one comes back',
+    patches: [{ file: 'src/worker/engine.ts', find: '      await catchUpReconcile();\n', replace: '' }],
+    tests: ['test/integration/worker-engine.test.ts'],
+  },
+  {
+    name: 'orphaned-run-left-running',
+    breaks:
+      'S3 with replicas: the run a killed replica had in flight stays `running` instead of being closed as failed',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'const orphans = await failOrphanedRuns(session, tenantId);',
+        replace: 'const orphans = 0;',
+      },
+    ],
+    tests: ['test/e2e/worker-fleet.test.ts'],
+  },
+  {
+    name: 'sighup-ignored',
+    breaks: 'product.md scaling out: SIGHUP does not replace the tenant list of a running worker',
+    patches: [
+      {
+        file: 'src/commands/worker.ts',
+        find: 'if (!signalled) void reloadTenants(service, logger);',
+        replace: 'if (!signalled) void service;',
+      },
+    ],
+    tests: ['test/e2e/worker-fleet.test.ts'],
   },
 ];
 

@@ -112,6 +112,14 @@ export interface Config {
   readonly workerConcurrency: number;
   /** Grace period for a run in flight at shutdown. */
   readonly shutdownGraceMs: number;
+  /** `GOVTRAIL_SPREAD`: a slot's tenants start over this window, each at a stable offset (0: at once). */
+  readonly spreadMs: number;
+  /** `GOVTRAIL_JOB_RETRIES`: attempts after the first of a failed scheduled run, inside its slot. */
+  readonly jobRetries: number;
+  /** `GOVTRAIL_JOB_RETRY_DELAY`: delay before the first retry; doubled for each further one. */
+  readonly jobRetryDelayMs: number;
+  /** `GOVTRAIL_JOB_HEARTBEAT`: a replica silent this long loses its running job to another (≥ 10s). */
+  readonly jobHeartbeatMs: number;
   readonly logLevel: string;
   readonly http: HttpConfig;
 }
@@ -1396,6 +1404,10 @@ function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),
+    spreadMs: durationSetting(env, 'GOVTRAIL_SPREAD', 0),
+    jobRetries: intSetting(env, 'GOVTRAIL_JOB_RETRIES', 2, 0, 10),
+    jobRetryDelayMs: durationSetting(env, 'GOVTRAIL_JOB_RETRY_DELAY', 30_000),
+    jobHeartbeatMs: Math.max(10_000, durationSetting(env, 'GOVTRAIL_JOB_HEARTBEAT', 30_000)),
     logLevel,
     http: {
       connectTimeoutMs: durationSetting(env, 'GOVTRAIL_HTTP_CONNECT_TIMEOUT', 10_000),

@@ -1,7 +1,11 @@
 import { Command } from 'commander';
+import { type Config, loadConfig, sinkSecrets } from '../config.js';
 import { ConfigError } from '../errors.js';
+import { type Logger, registerSecret } from '../logger.js';
+import type { Session } from '../store/database.js';
 import { requireWriterRole } from '../store/roles.js';
-import { startWorkerService } from '../worker/service.js';
+import { schedulableTenants, syncTenantRegistry } from '../store/tenant-registry.js';
+import { startWorkerService, type WorkerService } from '../worker/service.js';
 import { createContext } from './context.js';
 
 /**
@@ -12,14 +16,19 @@ export function workerCommand(): Command {
   return new Command('worker')
     .summary('scheduled sync of every configured tenant, with /healthz and /metrics')
     .description(
-      'Sync every configured tenant on the GOVTRAIL_SCHEDULE cron schedule (UTC), then deliver pending alerts. ' +
+      'Sync every configured tenant on the GOVTRAIL_SCHEDULE cron schedule (UTC), and deliver pending alerts. ' +
         'Serves GET /healthz and GET /metrics (Prometheus) on GOVTRAIL_HTTP_PORT. Several replicas may run ' +
-        'against one database: a PostgreSQL advisory lock per tenant lets exactly one of them sync it, and ' +
-        'the others record a skipped run.\n\n' +
+        'against one database: each schedule slot becomes one pg-boss job per tenant (schema govtrail_boss), ' +
+        'so every tenant is synced once per slot by one of them.\n\n' +
+        'SIGHUP re-reads the configuration (GOVTRAIL_CONFIG and the environment) and schedules its tenants ' +
+        'from the next slot on.\n\n' +
         'SIGTERM or SIGINT stops scheduling and lets a run in flight finish within GOVTRAIL_SHUTDOWN_GRACE ' +
         '(default 30s), then aborts it (its transaction rolls back) and exits 0. A second signal exits at once.',
     )
-    .option('--no-initial-run', 'wait for the first scheduled tick instead of running at start-up')
+    .option(
+      '--no-initial-run',
+      'wait for the next slot instead of planning the current one at start-up (a no-op when another replica did)',
+    )
     .action(async (opts: { initialRun: boolean }) => {
       const ctx = createContext();
       const { config, logger } = ctx;
@@ -33,7 +42,14 @@ export function workerCommand(): Command {
       let service: Awaited<ReturnType<typeof startWorkerService>>;
       try {
         await requireWriterRole(database.db, config.requireWriterRole);
-        service = await startWorkerService({ config, logger, database });
+        // The registry decides which configured tenants run: disabled and retired ones do not.
+        await loadRegistry(database.db, config, logger);
+        service = await startWorkerService({
+          config,
+          logger,
+          database,
+          listTenants: (configured) => schedulableTenants(database.db, configured),
+        });
       } catch (err) {
         await database.close();
         throw err;
@@ -72,8 +88,37 @@ export function workerCommand(): Command {
         };
         process.on('SIGTERM', onSignal);
         process.on('SIGINT', onSignal);
-        service.worker.start({ initialRun: opts.initialRun });
+        process.on('SIGHUP', () => {
+          if (!signalled) void reloadTenants(service, database.db, logger);
+        });
+        service.worker.start({ initialRun: opts.initialRun }).catch((err: unknown) => {
+          logger.error({ err }, 'the job engine did not start');
+          process.exitCode = 1;
+          onSignal('SIGTERM');
+        });
       });
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     });
+}
+
+/** SIGHUP: the configuration is read again and its tenants replace the scheduled ones. */
+async function reloadTenants(service: WorkerService, db: Session, logger: Logger): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    logger.error({ err }, 'SIGHUP: the configuration is not valid; the tenant list stays as it was');
+    return;
+  }
+  for (const t of config.tenants) registerSecret(t.clientSecret);
+  for (const secret of sinkSecrets(config)) registerSecret(secret);
+  await loadRegistry(db, config, logger)
+    .then(() => service.reload(config))
+    .catch((err: unknown) => logger.error({ err }, 'SIGHUP: could not reload the tenant list'));
+}
+
+/** Loads the configured tenants into the registry (govtrail.tenant) and logs what changed. */
+async function loadRegistry(db: Session, config: Config, logger: Logger): Promise<void> {
+  const changes = await syncTenantRegistry(db, config.tenants);
+  logger.info({ registry: changes }, 'tenant registry loaded from the configuration');
 }

@@ -28,7 +28,18 @@ export interface Database {
   withSession<T>(fn: (session: Session) => Promise<T>): Promise<T>;
   /** Executes a script of several statements without parameters (migrations). */
   executeScript(session: Session, script: string): Promise<void>;
+  /**
+   * The embedded database as the job engine's PGlite adapter reads it: each statement (or script)
+   * takes the session mutex, so it never lands inside a run's transaction. Absent on a server.
+   */
+  readonly serialisedLite?: SerialisedLite;
   close(): Promise<void>;
+}
+
+/** One statement with parameters, or a script of several without, on the embedded database. */
+export interface SerialisedLite {
+  query<T = unknown>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  exec(text: string): Promise<Array<{ rows: unknown[] }>>;
 }
 
 export interface OpenDatabaseOptions {
@@ -218,6 +229,25 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
     async executeScript(_session, script) {
       // The caller holds the session, hence the mutex: PGlite's exec (several statements) is safe here.
       await lite.exec(script);
+    },
+    serialisedLite: {
+      async query<T>(text: string, params: unknown[] = []) {
+        const turn = await pool.connect();
+        try {
+          const res = await lite.query<T>(text, params, { rowMode: 'object' });
+          return { rows: res.rows };
+        } finally {
+          turn.release();
+        }
+      },
+      async exec(text: string) {
+        const turn = await pool.connect();
+        try {
+          return (await lite.exec(text)).map((r) => ({ rows: r.rows as unknown[] }));
+        } finally {
+          turn.release();
+        }
+      },
     },
     async close() {
       await db.destroy();

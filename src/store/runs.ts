@@ -67,10 +67,18 @@ export async function startRun(
   trigger: RunTrigger,
   checkpointBefore: string | null,
   kind: RunKind = 'sync',
+  /** The schedule slot a job of the engine runs for. */
+  slot?: Date,
 ): Promise<number> {
   const row = await db
     .insertInto('govtrail.sync_run')
-    .values({ tenant_id: tenantId, trigger, checkpoint_before: checkpointBefore, kind })
+    .values({
+      tenant_id: tenantId,
+      trigger,
+      checkpoint_before: checkpointBefore,
+      kind,
+      ...(slot !== undefined ? { slot: slot.toISOString() } : {}),
+    })
     .returning('run_id')
     .executeTakeFirstOrThrow();
   return row.run_id;
@@ -96,6 +104,18 @@ export async function recordSkippedRun(
     .returning('run_id')
     .executeTakeFirstOrThrow();
   return row.run_id;
+}
+
+/**
+ * Removes a run still `running` that the job engine will try again inside its slot (its transaction
+ * rolled back, so nothing refers to it): the attempt that ends the job records the outcome once.
+ */
+export async function discardRun(db: Session, runId: number): Promise<void> {
+  await db
+    .deleteFrom('govtrail.sync_run')
+    .where('run_id', '=', runId)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 /**

@@ -14,6 +14,7 @@ export interface SyncRunTable {
   started_at: GeneratedTimestamp;
   finished_at: Timestamp | null;
   status: Generated<string>;
+  slot: Timestamp | null;
   pages_fetched: Generated<number>;
   entries_fetched: Generated<number>;
   entries_inserted: Generated<number>;

@@ -32,6 +32,8 @@ export interface SyncTenantOptions {
   readonly onRetry?: (info: RetryInfo) => void;
   /** See ChangesStepOptions.walkInMemory (a test seam). */
   readonly walkInMemory?: boolean;
+  /** See RunOptions.engineAttempt: set by the job engine for a scheduled job's attempt. */
+  readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
 }
 
 /** One sync of the tenant (sync.md), then AIGOV-017 when it failed once too often. */
@@ -79,8 +81,11 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
           }
         : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+      ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
     });
-    if (kind === 'sync' && summary.status === 'failed' && alerting !== undefined) {
+    // An attempt to be retried inside its slot left no ledger row: only the last one counts.
+    const recorded = options.engineAttempt?.retriesLeft !== true;
+    if (kind === 'sync' && summary.status === 'failed' && recorded && alerting !== undefined) {
       await raiseSyncFailing(options, alerting, summary).catch((err: unknown) =>
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );

@@ -24,6 +24,7 @@ import {
 } from '../store/history.js';
 import {
   type Checkpoint,
+  discardRun,
   failOrphanedRuns,
   finishRun,
   hasSucceededBefore,
@@ -128,6 +129,13 @@ export interface RunOptions {
   readonly batchSize?: number;
   readonly changes?: ChangeStep;
   readonly onProgress?: (p: RunProgress) => void;
+  /**
+   * Set by the job engine for a scheduled job's attempt: a busy tenant lock writes no `skipped` row
+   * (the job is tried again later), and a failed attempt with `retriesLeft` removes its own ledger
+   * row instead of closing it as failed, so a failure retried inside its slot is recorded once, by
+   * the last attempt. `slot` goes into the ledger row.
+   */
+  readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
 }
 
 /** What a reconcile found, beside the counters every run keeps (changed and matched are there). */
@@ -237,7 +245,10 @@ export async function executeRun(
 
   return database.withSession(async (session) => {
     if (!(await tryLockTenant(session, tenantId))) {
-      const runId = await recordSkippedRun(session, tenantId, options.trigger, kind);
+      const runId =
+        options.engineAttempt !== undefined
+          ? 0
+          : await recordSkippedRun(session, tenantId, options.trigger, kind);
       rootLogger.info(
         { tenant: tenantId, runId, kind },
         `another process is working on this tenant; ${kind} skipped`,
@@ -266,7 +277,14 @@ export async function executeRun(
       const checkpoint = await readCheckpoint(session, tenantId);
       checkpointBefore = checkpoint?.entryId ?? null;
       isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
-      runId = await startRun(session, tenantId, options.trigger, checkpointBefore, kind);
+      runId = await startRun(
+        session,
+        tenantId,
+        options.trigger,
+        checkpointBefore,
+        kind,
+        options.engineAttempt?.slot,
+      );
       const logger = rootLogger.child({ tenant: tenantId, runId });
       logger.info(
         {
@@ -373,7 +391,11 @@ export async function executeRun(
       rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
       // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
       const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
-      if (runId !== 0) {
+      if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {
+        await discardRun(session, runId).catch((e: unknown) =>
+          rootLogger.error({ err: e }, 'could not discard the attempt to be retried'),
+        );
+      } else if (runId !== 0) {
         await finishRun(session, runId, {
           status: 'failed',
           counters: failed,

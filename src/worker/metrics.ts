@@ -5,6 +5,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliverySummary } from '../alerts/deliver.js';
 import type { SyncRunSummary } from '../sync/run.js';
+import type { EngineStatus, JobEvent } from './engine.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
@@ -13,6 +14,8 @@ export interface WorkerMetrics {
   /** Counts one HTTP retry of a tenant's run (from syncTenant's onRetry, as it happens). */
   recordRetry(tenant: string): void;
   recordDeliveries(summary: DeliverySummary): void;
+  /** Counts one finished job of the engine, with its wait and run time. */
+  recordJob(event: JobEvent): void;
   /** Prometheus text exposition of every metric. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -28,6 +31,10 @@ export function createWorkerMetrics(options: {
   now?: () => number;
   /** Default process metrics (CPU, memory, event loop); default true. */
   processMetrics?: boolean;
+  /** The engine's queue counts and live replicas, read at scrape (absent: no fleet gauges). */
+  engineStatus?: () => Promise<EngineStatus | undefined>;
+  /** Each scheduled tenant's last successful sync, read at scrape. */
+  lastSuccesses?: () => Promise<ReadonlyMap<string, Date>>;
 }): WorkerMetrics {
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -100,6 +107,80 @@ export function createWorkerMetrics(options: {
     },
   });
 
+  const jobWait = new Histogram({
+    name: 'govtrail_job_wait_seconds',
+    help: 'Time a job of the engine waited between its start time (slot plus spread offset) and its start, by kind',
+    labelNames: ['kind'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+    registers: [registry],
+  });
+  const jobRun = new Histogram({
+    name: 'govtrail_job_run_seconds',
+    help: 'Run time of a job of the engine in this process, by kind',
+    labelNames: ['kind'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+    registers: [registry],
+  });
+  const jobsFinished = new Counter({
+    name: 'govtrail_jobs_finished_total',
+    help: 'Jobs of the engine finished by this process, by kind and outcome (completed, retry, dead, superseded, removed, busy)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  if (options.engineStatus !== undefined) {
+    const engineStatus = options.engineStatus;
+    // One read of the engine serves every fleet gauge of a scrape.
+    let pending: Promise<EngineStatus | undefined> | undefined;
+    const read = (): Promise<EngineStatus | undefined> => {
+      pending ??= engineStatus()
+        .catch(() => undefined)
+        .finally(() => {
+          setTimeout(() => {
+            pending = undefined;
+          }, 100).unref();
+        });
+      return pending;
+    };
+    new Gauge({
+      name: 'govtrail_jobs',
+      help: 'Jobs of the engine by kind and state (queued, active, failed, dead), for every replica, as pg-boss last counted them',
+      labelNames: ['kind', 'state'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const status = await read();
+        if (status === undefined) return;
+        for (const [kind, c] of Object.entries(status.queues)) {
+          for (const state of ['queued', 'active', 'failed', 'dead'] as const)
+            this.set({ kind, state }, c[state]);
+        }
+      },
+    });
+    new Gauge({
+      name: 'govtrail_replicas_alive',
+      help: 'Worker replicas whose engine heartbeat is recent (pg-boss instance registry)',
+      registers: [registry],
+      async collect() {
+        const status = await read();
+        if (status !== undefined) this.set(status.replicasAlive);
+      },
+    });
+  }
+  if (options.lastSuccesses !== undefined) {
+    const lastSuccesses = options.lastSuccesses;
+    new Gauge({
+      name: 'govtrail_tenant_freshness_seconds',
+      help: 'Seconds since the last successful sync of each scheduled tenant (any replica), read from the run ledger at scrape',
+      labelNames: ['tenant'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const times = await lastSuccesses().catch(() => new Map<string, Date>());
+        for (const [tenant, at] of times) this.set({ tenant }, Math.max(0, (now() - at.getTime()) / 1000));
+      },
+    });
+  }
+
   // Zero series for every configured tenant, so that rate() and absent() work from the first scrape.
   for (const tenant of options.tenants) {
     for (const status of ['succeeded', 'failed', 'skipped']) runs.inc({ tenant, status }, 0);
@@ -155,6 +236,12 @@ export function createWorkerMetrics(options: {
         if (t.retried > 0) deliveries.inc({ sink, outcome: 'retried' }, t.retried);
         if (t.failed > 0) deliveries.inc({ sink, outcome: 'failed' }, t.failed);
       }
+    },
+    recordJob(event) {
+      jobsFinished.inc({ kind: event.queue, outcome: event.outcome });
+      if (event.outcome === 'superseded' || event.outcome === 'removed') return;
+      jobWait.observe({ kind: event.queue }, event.waitMs / 1000);
+      jobRun.observe({ kind: event.queue }, event.runMs / 1000);
     },
     render: () => registry.metrics(),
   };

@@ -1,5 +1,5 @@
 /**
- * The worker as a whole: schedule + tenant loop + health and metrics server, over one database
+ * The worker as a whole: the job engine (pg-boss) + health and metrics server, over one database
  * and one shared HTTP agent. `govtrail worker` is this plus signal handling; tests start several
  * in one process, each with its own database pool, to stand in for replicas.
  */
@@ -11,6 +11,8 @@ import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { reconcileTenant, type SyncTenantOptions, syncTenant } from '../sync/service.js';
 import { createHttpAgent } from '../tenant-api/http.js';
+import { createEngine, type EngineConnection, type EngineTuning, type Worker } from './engine.js';
+import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from './fleet.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { type HealthServer, startHealthServer } from './server.js';
 import {
@@ -20,15 +22,27 @@ import {
   readCheckpointTimes,
   readTenantHealth,
 } from './status.js';
-import { createWorker, type Worker } from './worker.js';
+
+/**
+ * THE tenant-list injection point of the worker: given the configured tenants (`GOVTRAIL_CONFIG` /
+ * the environment, re-read on SIGHUP), the tenants to schedule. Asked when a slot is planned and
+ * after a reload. Default: the configured tenants as they are.
+ */
+export type TenantLister = (configured: readonly TenantConfig[]) => Promise<readonly TenantConfig[]>;
 
 export interface WorkerServiceOptions {
   readonly config: Config;
   readonly logger: Logger;
   /** Migrated database; the service closes it on stop. */
   readonly database: Database;
-  /** Default: every configured tenant. */
+  /** Default: every configured tenant (what {@link TenantLister} is given). */
   readonly tenants?: readonly TenantConfig[];
+  /** See {@link TenantLister}; default: the configured tenants. */
+  readonly listTenants?: TenantLister;
+  /** Engine timings (tests shorten them); retries and their delay default to the configuration. */
+  readonly engineTuning?: Partial<EngineTuning>;
+  /** Name of this replica in the engine's instance registry and pg_stat_activity. */
+  readonly replicaName?: string;
   /** Default: config.httpPort. */
   readonly httpPort?: number;
   readonly httpHost?: string;
@@ -43,6 +57,11 @@ export interface WorkerService {
   /** The bound health and metrics port. */
   readonly port: number;
   health(): Promise<HealthReport>;
+  /**
+   * Takes a new configuration's tenants (SIGHUP): the next slot plans them, and a queued job of a
+   * tenant no longer listed is dropped. Other settings need a restart.
+   */
+  reload(config: Config): Promise<void>;
   /** Graceful stop: schedule, run in flight (grace period, then abort), server, agent, database. */
   stop(graceMs?: number): Promise<{ aborted: boolean }>;
 }
@@ -52,27 +71,37 @@ const HEALTH_QUERY_TIMEOUT_MS = 5_000;
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const { config, database } = options;
   const logger = options.logger.child({ component: 'worker' });
-  const tenants = options.tenants ?? config.tenants;
-  const names = tenants.map((t) => t.name);
-  // One agent for every run: keep-alive connections and TLS sessions survive from tick to tick.
+  let configured: readonly TenantConfig[] = options.tenants ?? config.tenants;
+  const listTenants: TenantLister = options.listTenants ?? (async (c) => c);
+  // The tenants last scheduled: what health and the per-tenant metrics report on.
+  let scheduled: readonly TenantConfig[] = await listTenants(configured);
+  const names = (): string[] => scheduled.map((t) => t.name);
+  // One agent for every run: keep-alive connections and TLS sessions survive from slot to slot.
   const agent: Agent = createHttpAgent(config.http);
   const alerting = createAlerting(config, logger, database);
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
 
+  let worker: Worker | undefined;
   const metrics = createWorkerMetrics({
-    tenants: names,
+    tenants: names(),
     ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
     checkpointTimes: () =>
-      readCheckpointTimes(database.db, names).catch((err: unknown) => {
+      readCheckpointTimes(database.db, names()).catch((err: unknown) => {
         // A scrape must still answer when the database does not: the gauge is left out instead.
         logger.warn({ err }, 'could not read checkpoints for the metrics');
         return new Map<string, Date>();
       }),
+    lastSuccesses: () => readLastSuccesses(database.db, names()),
+    engineStatus: async () => worker?.status(),
   });
 
   // What every scheduled run of a tenant shares: the database, the agent, the outbox, the metrics.
-  const runOptions = (tenant: TenantConfig, signal: AbortSignal): SyncTenantOptions => ({
+  const runOptions = (
+    tenant: TenantConfig,
+    signal: AbortSignal,
+    engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date },
+  ): SyncTenantOptions => ({
     database,
     config,
     logger,
@@ -81,38 +110,68 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     dispatcher: agent,
     signal,
     alerting,
+    engineAttempt,
     onRetry: () => metrics.recordRetry(tenant.name),
   });
-  const worker = createWorker({
-    tenants,
+  const connection: EngineConnection =
+    database.serialisedLite !== undefined
+      ? { kind: 'embedded', pglite: database.serialisedLite }
+      : {
+          kind: 'postgres',
+          url: config.databaseUrl ?? '',
+          applicationName: `${options.replicaName ?? 'govtrail-worker'}-engine`,
+        };
+  if (connection.kind === 'postgres' && connection.url === '') {
+    throw new Error('the worker on a server needs config.databaseUrl for its job engine');
+  }
+  worker = createEngine({
+    connection,
     schedule: config.schedule,
+    reconcileSchedule: config.reconcileSchedule,
+    spreadMs: config.spreadMs,
     concurrency: config.workerConcurrency,
     logger,
-    syncTenant: (tenant, signal) => syncTenant(runOptions(tenant, signal)),
-    ...(config.reconcileSchedule !== undefined
-      ? {
-          reconcile: {
-            schedule: config.reconcileSchedule,
-            run: (tenant: TenantConfig, signal: AbortSignal) => reconcileTenant(runOptions(tenant, signal)),
-          },
-        }
-      : {}),
+    tenants: async () => {
+      scheduled = await listTenants(configured);
+      return scheduled;
+    },
+    run: (kind, tenant, signal, attempt) =>
+      kind === 'sync'
+        ? syncTenant(runOptions(tenant, signal, attempt))
+        : reconcileTenant(runOptions(tenant, signal, attempt)),
     deliverAlerts: async (signal) => {
       const summary = await alerting.deliver(signal);
       metrics.recordDeliveries(summary);
-      return summary;
+      const due = await readNextDeliveryDue(database.db);
+      // Not sooner than a few seconds from now: a delivery that cannot make progress must not spin.
+      const nextDue = due === undefined ? undefined : new Date(Math.max(due.getTime(), Date.now() + 5_000));
+      return nextDue === undefined ? { summary } : { summary, nextDue };
     },
+    missedReconciles: (slot, tenants) => readMissedReconciles(database.db, slot, tenants),
     onRun: (s) => {
       metrics.recordRun(s);
       anchorer.onRun(s);
     },
+    onJob: (e) => metrics.recordJob(e),
+    tuning: {
+      retryLimit: config.jobRetries,
+      retryDelaySeconds: Math.max(1, Math.round(config.jobRetryDelayMs / 1000)),
+      heartbeatSeconds: Math.round(config.jobHeartbeatMs / 1000),
+      superviseIntervalSeconds: Math.max(1, Math.round(config.jobHeartbeatMs / 2000)),
+      ...options.engineTuning,
+    },
+    ...(options.replicaName !== undefined ? { instanceName: options.replicaName } : {}),
   });
+  const engine = worker;
 
   const health = async (): Promise<HealthReport> => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const report = await Promise.race([
-        pingDatabase(database.db).then(() => readTenantHealth(database.db, names)),
+      const [report, engineStatus] = await Promise.race([
+        Promise.all([
+          pingDatabase(database.db).then(() => readTenantHealth(database.db, names())),
+          engine.status().catch(() => undefined),
+        ]),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`database did not answer within ${HEALTH_QUERY_TIMEOUT_MS} ms`)),
@@ -120,7 +179,21 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
           );
         }),
       ]);
-      return { status: healthVerdict(report), database: 'ok', tenants: report };
+      return {
+        status: healthVerdict(report),
+        database: 'ok',
+        engine:
+          engineStatus === undefined
+            ? { name: 'pg-boss', state: 'unreachable' }
+            : {
+                name: 'pg-boss',
+                state: engineStatus.running ? 'running' : 'stopped',
+                schema: engineStatus.schema,
+                replicasAlive: engineStatus.replicasAlive,
+                queues: engineStatus.queues,
+              },
+        tenants: report,
+      };
     } catch (err) {
       logger.warn({ err }, 'health check: the database did not answer');
       return { status: 'unhealthy', database: 'unreachable', tenants: [] };
@@ -146,14 +219,19 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
 
   let stopping: Promise<{ aborted: boolean }> | undefined;
   return {
-    worker,
+    worker: engine,
     metrics,
     alerting,
     port: server.port,
     health,
+    async reload(next) {
+      configured = next.tenants;
+      await engine.refreshTenants();
+      logger.info({ tenants: names() }, 'configuration reloaded: tenant list replaced');
+    },
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
-        const result = await worker.stop(graceMs);
+        const result = await engine.stop(graceMs);
         await server.close();
         // Sinks that hold connections (a pooled SMTP transport, a syslog socket) close here.
         await alerting

@@ -22,9 +22,22 @@ export interface TenantHealth {
   readonly consecutiveFailures: number;
 }
 
+/** The job engine as /healthz reports it. */
+export interface EngineHealth {
+  readonly name: 'pg-boss';
+  readonly state: 'running' | 'stopped' | 'unreachable';
+  readonly schema?: string;
+  readonly replicasAlive?: number;
+  readonly queues?: Readonly<
+    Record<string, { queued: number; active: number; failed: number; dead: number }>
+  >;
+}
+
 export interface HealthReport {
   readonly status: 'ok' | 'unhealthy';
   readonly database: 'ok' | 'unreachable';
+  /** Absent when the database did not answer. */
+  readonly engine?: EngineHealth;
   readonly tenants: readonly TenantHealth[];
 }
 

@@ -185,6 +185,8 @@ describe('the check itself', () => {
       'panel 14 Alerts by severity',
       'panel 15 Alerts by rule',
       'panel 17 Since the last successful sync',
+      'panel 28 Freshness by tenant',
+      'panel 29 Stalest tenants (10)',
     ]);
   });
 

@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { startWorkerService, type WorkerService } from '../../src/worker/service.js';
 import { UNHEALTHY_AFTER_FAILURES } from '../../src/worker/status.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
+import { FAST_ENGINE, runSlotNow } from '../helpers/fleet.js';
 import { capturingLogger, testConfig } from '../helpers/harness.js';
 
 interface Sample {
@@ -64,7 +65,15 @@ describe('worker health and metrics', () => {
       pageSize: 50,
       lookbackMs: 15 * 60_000,
     };
-    const config = { ...testConfig({ GOVTRAIL_HTTP_MAX_ATTEMPTS: '3' }), tenants: [tenant] };
+    const config = {
+      ...testConfig({
+        GOVTRAIL_HTTP_MAX_ATTEMPTS: '3',
+        DATABASE_URL: testDb.url as string,
+        // Once a year: the test plans its own slots.
+        GOVTRAIL_SCHEDULE: '0 0 1 1 *',
+      }),
+      tenants: [tenant],
+    };
     const { logger } = capturingLogger();
     service = await startWorkerService({
       config,
@@ -72,7 +81,10 @@ describe('worker health and metrics', () => {
       database: await openDatabase({ url: testDb.url }),
       httpPort: 0,
       httpHost: '127.0.0.1',
+      // One attempt per slot: each planned slot adds exactly one finished run to the ledger.
+      engineTuning: { ...FAST_ENGINE, retryLimit: 0 },
     });
+    await service.worker.start({ initialRun: false });
     base = `http://127.0.0.1:${service.port}`;
   });
 
@@ -89,16 +101,19 @@ describe('worker health and metrics', () => {
       const sb = sandbox as Sandbox;
       let res = await fetch(`${base}/healthz`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({
+      expect(await res.json()).toMatchObject({
         status: 'ok',
         database: 'ok',
+        engine: { name: 'pg-boss', state: 'running', schema: 'govtrail_boss' },
         tenants: [{ tenant: 'acme', lastRun: null, consecutiveFailures: 0 }],
       });
 
-      await s.worker.tick('schedule'); // backfill succeeds
+      const db = (testDb as TestDatabase).database.db;
+      const tick = (kind: 'sync' | 'reconcile' = 'sync') => runSlotNow(s.worker, db, kind, 1);
+      await tick(); // backfill succeeds
       sb.faults.add({ route: 'history', kind: '500', times: Number.POSITIVE_INFINITY });
       for (let i = 1; i <= UNHEALTHY_AFTER_FAILURES; i++) {
-        await s.worker.tick('schedule');
+        await tick();
         res = await fetch(`${base}/healthz`);
         const body = (await res.json()) as {
           status: string;
@@ -113,7 +128,7 @@ describe('worker health and metrics', () => {
       }
 
       sb.faults.clear();
-      await s.worker.tick('schedule');
+      await tick();
       res = await fetch(`${base}/healthz`);
       expect(res.status).toBe(200);
       const body = (await res.json()) as { tenants: Array<{ consecutiveFailures: number }> };
@@ -189,7 +204,7 @@ describe('worker health and metrics', () => {
   it.skipIf(!onServer)(`answers 503 when the database does not answer (${NEEDS_SERVER})`, async () => {
     const database = await openDatabase({ url: (testDb as TestDatabase).url });
     const lonely = await startWorkerService({
-      config: { ...testConfig(), tenants: [] },
+      config: { ...testConfig({ DATABASE_URL: (testDb as TestDatabase).url as string }), tenants: [] },
       logger: capturingLogger().logger,
       database,
       httpPort: 0,
@@ -215,13 +230,19 @@ describe('worker health and metrics', () => {
     async () => {
       const s = service as WorkerService;
       const sb = sandbox as Sandbox;
-      await s.worker.tick('manual', 'sync');
-      const clean = await s.worker.tick('manual', 'reconcile');
-      expect(clean).toMatchObject({ summaries: [{ kind: 'reconcile', status: 'succeeded' }] });
+      const ledger = (testDb as TestDatabase).database.db;
+      await runSlotNow(s.worker, ledger, 'sync', 1);
+      const slot = await runSlotNow(s.worker, ledger, 'reconcile', 1);
+      const clean = await ledger
+        .selectFrom('govtrail.sync_run')
+        .select(['kind', 'status'])
+        .where('slot', '=', slot)
+        .execute();
+      expect(clean).toEqual([{ kind: 'reconcile', status: 'succeeded' }]);
       const entries = sb.history.entries() as Array<{ metadata: { id: string } }>;
       sb.history.rewrite(entries[40]?.metadata.id as string);
       sb.history.remove(entries[60]?.metadata.id as string);
-      await s.worker.tick('manual', 'reconcile');
+      await runSlotNow(s.worker, ledger, 'reconcile', 1);
       const samples = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
       expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'agrees' })).toBe(1);
       expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'differs' })).toBe(1);

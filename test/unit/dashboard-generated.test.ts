@@ -12,6 +12,7 @@ import {
   DATASOURCE_TYPE,
   DATASOURCE_UID,
   dashboardQueries,
+  FLEET_PANELS,
   renderDashboard,
 } from '../../scripts/dashboard.js';
 
@@ -66,8 +67,13 @@ describe('the committed dashboard', () => {
         expect(t['datasource'], p.title).toEqual(CHOSEN);
       }
     }
-    for (const q of dashboardQueries(model).filter((x) => x.kind !== 'variable')) {
+    const queries = dashboardQueries(model).filter((x) => x.kind !== 'variable');
+    const fleet = (q: { name: string }) => FLEET_PANELS.some((t) => q.name.endsWith(` ${t}`));
+    for (const q of queries.filter((x) => !fleet(x))) {
       expect(q.rawSql, q.name).toContain("'$tenant'");
     }
+    // The Fleet row, and only it, reads every tenant.
+    expect(queries.filter(fleet).map((q) => q.name.replace(/^panel \d+ /, ''))).toEqual(FLEET_PANELS);
+    for (const q of queries.filter(fleet)) expect(q.rawSql, q.name).not.toContain('$tenant');
   });
 });

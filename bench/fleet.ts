@@ -1,0 +1,248 @@
+/**
+ * `npm run bench:fleet [-- --tenants N]`: the fleet on one sandbox (default 2 000 tenants of one
+ * YAML file), with `govtrail worker` replicas as child processes over one PostgreSQL database.
+ *
+ * (1) onboarding: bench/fleet-onboarding.ts (ONBOARD's part; connected where marked below).
+ * (2) a no-op slot with 1, 2 and 4 replicas: time from the slot to its last run, duplicate runs,
+ *     skipped rows, peak database connections.
+ * (3) a replica SIGKILLed mid-slot: time from the kill until every tenant of the slot is done.
+ *
+ * Prints a table and one JSON line. Every replica plans a slot that fires once, a few seconds after
+ * they all started (a cron expression naming that second), so the figures hold no start-up time.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { buildGovtrail, createScratchDatabase, FAST_HTTP_ENV, ROOT, startSandboxProcess } from './lib.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+const TENANTS = Number(arg('--tenants') ?? 2_000);
+const HEARTBEAT = '10s';
+
+/** A cron expression (with seconds) that fires once: at `at`, to the second, UTC. */
+function onceAt(at: Date): string {
+  return `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+}
+
+function yaml(baseUrl: string, clientId: string, clientSecret: string, n: number): string {
+  const lines = ['tenants:'];
+  for (let i = 0; i < n; i++) {
+    lines.push(`  - name: fleet-${String(i).padStart(5, '0')}`);
+    lines.push(`    base_url: ${baseUrl}`);
+    lines.push(`    client_id: ${clientId}`);
+    lines.push(`    client_secret: ${clientSecret}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function startReplicas(count: number, env: NodeJS.ProcessEnv): ChildProcess[] {
+  return Array.from({ length: count }, () =>
+    spawn(process.execPath, ['dist/src/main.js', 'worker', '--no-initial-run'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+}
+
+async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+interface SlotFigures {
+  readonly replicas: number;
+  readonly slotMs: number;
+  readonly duplicates: number;
+  readonly skipped: number;
+  readonly peakConnections: number;
+  readonly succeeded: number;
+}
+
+/** Waits until every tenant succeeded in `slot` (or the deadline); samples connections meanwhile. */
+async function watchSlot(
+  client: pg.Client,
+  database: string,
+  slot: Date,
+  deadlineMs: number,
+): Promise<{ done: number; peakConnections: number }> {
+  let peak = 0;
+  for (;;) {
+    const conn = await client.query<{ n: number }>(
+      'select count(*)::int as n from pg_stat_activity where datname = $1',
+      [database],
+    );
+    peak = Math.max(peak, conn.rows[0]?.n ?? 0);
+    // Before the first worker migrated the database, the ledger is not there yet: none done.
+    const done = await client
+      .query<{ n: number }>(
+        `select count(distinct tenant_id)::int as n from govtrail.sync_run
+          where slot = $1 and status = 'succeeded'`,
+        [slot.toISOString()],
+      )
+      .catch(() => ({ rows: [{ n: 0 }] }));
+    const n = done.rows[0]?.n ?? 0;
+    if (n >= TENANTS || Date.now() > deadlineMs) return { done: n, peakConnections: peak };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function slotFigures(
+  client: pg.Client,
+  slot: Date,
+): Promise<Omit<SlotFigures, 'replicas' | 'peakConnections'>> {
+  const { rows } = await client.query<{ last: Date | null; dup: number; skipped: number; ok: number }>(
+    `select (select max(finished_at) from govtrail.sync_run where slot = $1 and status = 'succeeded') as last,
+            (select count(*)::int from (select tenant_id from govtrail.sync_run where slot = $1 and status = 'succeeded'
+                                         group by tenant_id having count(*) > 1) d) as dup,
+            (select count(*)::int from govtrail.sync_run where status = 'skipped' and started_at >= $1) as skipped,
+            (select count(distinct tenant_id)::int from govtrail.sync_run where slot = $1 and status = 'succeeded') as ok`,
+    [slot.toISOString()],
+  );
+  const r = rows[0] as { last: Date | null; dup: number; skipped: number; ok: number };
+  return {
+    slotMs: r.last === null ? Number.NaN : new Date(r.last).getTime() - slot.getTime(),
+    duplicates: r.dup,
+    skipped: r.skipped,
+    succeeded: r.ok,
+  };
+}
+
+async function main(): Promise<void> {
+  buildGovtrail();
+  const sandbox = await startSandboxProcess(['--entries', '5', '--seed', '42']);
+  const db = await createScratchDatabase('govtrail_fleet');
+  const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-fleet-bench-'));
+  const config = path.join(dir, 'govtrail.yaml');
+  writeFileSync(config, yaml(sandbox.baseUrl, sandbox.clientId, sandbox.clientSecret, TENANTS));
+  const client = new pg.Client({ connectionString: db.url });
+  const env = (schedule: string): NodeJS.ProcessEnv => ({
+    PATH: process.env['PATH'] ?? '',
+    ...FAST_HTTP_ENV,
+    DATABASE_URL: db.url,
+    GOVTRAIL_CONFIG: config,
+    GOVTRAIL_SCHEDULE: schedule,
+    GOVTRAIL_RECONCILE_SCHEDULE: 'off',
+    GOVTRAIL_HTTP_PORT: '0',
+    GOVTRAIL_JOB_HEARTBEAT: HEARTBEAT,
+    LOG_LEVEL: 'warn',
+  });
+  /** Starts `replicas` workers, lets them all plan one slot `leadMs` from now, waits for it. */
+  const runSlot = async (
+    replicas: number,
+    options: { leadMs?: number; onRunning?: (children: ChildProcess[], slot: Date) => Promise<void> } = {},
+  ): Promise<SlotFigures & { slot: Date }> => {
+    const slot = new Date(Math.ceil((Date.now() + (options.leadMs ?? 45_000)) / 1000) * 1000);
+    const children = startReplicas(replicas, env(onceAt(slot)));
+    try {
+      const watching = (async () => {
+        await new Promise((r) => setTimeout(r, Math.max(0, slot.getTime() - Date.now())));
+        return watchSlot(client, db.name, slot, Date.now() + 30 * 60_000);
+      })();
+      if (options.onRunning !== undefined) await options.onRunning(children, slot);
+      const { peakConnections } = await watching;
+      return { replicas, slot, peakConnections, ...(await slotFigures(client, slot)) };
+    } finally {
+      await stopAll(children);
+    }
+  };
+
+  const results: Record<string, unknown> = { tenants: TENANTS, heartbeat: HEARTBEAT };
+  await client.connect();
+  try {
+    // Migrations and pg-boss's schema first, by one worker, so no replica below pays for them.
+    await runSlot(1, { leadMs: 45_000 }).then((r) => {
+      results['firstSlot'] = { slotMs: r.slotMs, succeeded: r.succeeded };
+      console.log(
+        `first slot (backfills, 1 replica): ${(r.slotMs / 1000).toFixed(1)} s for ${r.succeeded} tenants`,
+      );
+    });
+
+    // (1) Onboarding: ONBOARD's bench/fleet-onboarding.ts. The lead connects it here, e.g.
+    //   results['onboarding'] = await runOnboarding({ sandbox, tenants: TENANTS });
+
+    // (2) A no-op slot with 1, 2 and 4 replicas.
+    const noop: SlotFigures[] = [];
+    for (const replicas of [1, 2, 4]) {
+      const r = await runSlot(replicas);
+      noop.push(r);
+      console.log(
+        `no-op slot, ${replicas} replica(s): ${(r.slotMs / 1000).toFixed(1)} s, ${r.succeeded}/${TENANTS} tenants, ` +
+          `${r.duplicates} duplicates, ${r.skipped} skipped, ${r.peakConnections} connections at peak`,
+      );
+    }
+    results['noopSlot'] = noop;
+
+    // (3) Two replicas, one SIGKILLed once a quarter of the slot is done.
+    let killedAt = 0;
+    const killed = await runSlot(2, {
+      onRunning: async (children, slot) => {
+        await new Promise((r) => setTimeout(r, Math.max(0, slot.getTime() - Date.now())));
+        for (;;) {
+          const { rows } = await client.query<{ n: number }>(
+            `select count(*)::int as n from govtrail.sync_run where slot = $1 and status = 'succeeded'`,
+            [slot.toISOString()],
+          );
+          if ((rows[0]?.n ?? 0) >= TENANTS / 4) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        killedAt = Date.now();
+        children[1]?.kill('SIGKILL');
+      },
+    });
+    const { rows } = await client.query<{ running: number; failed: number }>(
+      `select count(*) filter (where status = 'running')::int as running,
+              count(*) filter (where status = 'failed')::int as failed
+         from govtrail.sync_run where slot = $1`,
+      [killed.slot.toISOString()],
+    );
+    const recoveredMs = killed.slot.getTime() + killed.slotMs - killedAt;
+    results['kill'] = {
+      ...killed,
+      recoveredMs,
+      runsLeftRunning: rows[0]?.running,
+      runsClosedFailed: rows[0]?.failed,
+    };
+    console.log(
+      `kill mid-slot (2 replicas): all ${killed.succeeded}/${TENANTS} tenants done ${(recoveredMs / 1000).toFixed(1)} s after the kill; ` +
+        `${rows[0]?.failed} run(s) in flight closed failed, ${rows[0]?.running} left running (closed when the tenant runs next)`,
+    );
+
+    console.log('');
+    console.log(
+      '| part | replicas | slot done in | tenants done | duplicates | skipped | peak connections |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of noop) {
+      console.log(
+        `| (2) no-op slot | ${r.replicas} | ${(r.slotMs / 1000).toFixed(1)} s | ${r.succeeded}/${TENANTS} | ${r.duplicates} | ${r.skipped} | ${r.peakConnections} |`,
+      );
+    }
+    console.log(
+      `| (3) one of 2 killed | 2 → 1 | ${(killed.slotMs / 1000).toFixed(1)} s (${(recoveredMs / 1000).toFixed(1)} s after the kill) | ${killed.succeeded}/${TENANTS} | ${killed.duplicates} | ${killed.skipped} | ${killed.peakConnections} |`,
+    );
+    console.log(JSON.stringify({ bench: 'fleet', ...results }));
+  } finally {
+    await client.end().catch(() => {});
+    await sandbox.close();
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,579 @@
+/**
+ * The worker's job engine: pg-boss over the govtrail database (schema `govtrail_boss`), on a server
+ * and on the embedded database alike. Every replica plans each schedule slot itself: at the slot's
+ * time it inserts one job per tenant whose id is derived from (kind, tenant, slot), so only the first
+ * replica's insert of a job wins and a tenant runs once per slot whatever the number of replicas.
+ * pg-boss hands the jobs out (one replica each), retries a failed one with backoff inside its slot,
+ * takes over the job of a replica that died (its heartbeat stops) and moves what kept failing to a
+ * dead-letter queue. Nothing here is a queue, lease or lock of our own; the tenant advisory lock
+ * stays inside a run as a guard.
+ *
+ * pg-boss's own scheduler fires at most once a minute and has no seconds field, which
+ * `GOVTRAIL_SCHEDULE` has: hence the planner here, over cron-parser.
+ */
+import {
+  fromPglite,
+  type JobResult,
+  type JobWithMetadata,
+  type PGliteLike,
+  PgBoss,
+  type QueueResult,
+} from 'pg-boss';
+import type { DeliverySummary } from '../alerts/deliver.js';
+import type { TenantConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { SyncRunSummary } from '../sync/run.js';
+import {
+  type JobKind,
+  slotAfter,
+  slotAtOrBefore,
+  slotJobId,
+  spreadOffsetMs,
+  validateSchedule,
+} from './slots.js';
+
+/** The schema pg-boss creates and migrates in the govtrail database. */
+export const ENGINE_SCHEMA = 'govtrail_boss';
+
+/** The queues, by what their jobs do. */
+export const QUEUES = {
+  sync: 'govtrail-sync',
+  reconcile: 'govtrail-reconcile',
+  deliver: 'govtrail-deliver',
+  dead: 'govtrail-dead',
+} as const;
+export type QueueKind = keyof typeof QUEUES;
+
+/** Where pg-boss keeps its tables: its own small pool on a server, or the embedded database's session. */
+export type EngineConnection =
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      readonly applicationName?: string;
+      readonly max?: number;
+    }
+  | {
+      readonly kind: 'embedded';
+      /** The embedded database, one statement or script at a time through its session mutex. */
+      readonly pglite: PGliteLike;
+    };
+
+/** Timings of the engine; the defaults suit production, tests shorten them. */
+export interface EngineTuning {
+  /** Attempts after the first, inside the slot (`GOVTRAIL_JOB_RETRIES`). */
+  readonly retryLimit: number;
+  /** First retry delay; doubled per attempt with jitter (`GOVTRAIL_JOB_RETRY_DELAY`). */
+  readonly retryDelaySeconds: number;
+  /**
+   * A running job's heartbeat: a replica that stops beating for this long (killed, partitioned) has
+   * its job handed to another replica. Server only: the embedded database has a single worker.
+   */
+  readonly heartbeatSeconds: number;
+  /** How often pg-boss looks for jobs whose heartbeat stopped, and refreshes its queue counts. */
+  readonly superviseIntervalSeconds: number;
+  /** How often an idle worker asks for a job. */
+  readonly pollingIntervalSeconds: number;
+  /** Completed and failed jobs are deleted after this long (retention of the queue tables). */
+  readonly deleteAfterSeconds: number;
+  /** Dead-letter jobs are kept this long. */
+  readonly deadLetterDeleteAfterSeconds: number;
+}
+
+export const DEFAULT_TUNING: EngineTuning = {
+  retryLimit: 2,
+  retryDelaySeconds: 30,
+  heartbeatSeconds: 30,
+  superviseIntervalSeconds: 15,
+  pollingIntervalSeconds: 2,
+  deleteAfterSeconds: 7 * 86_400,
+  deadLetterDeleteAfterSeconds: 30 * 86_400,
+};
+
+/** What a job carries. */
+interface SlotJob {
+  readonly tenant: string;
+  /** ISO time of the slot. */
+  readonly slot: string;
+}
+
+/** How one job ended, for the metrics and the tests. */
+export interface JobEvent {
+  readonly queue: QueueKind;
+  readonly tenant: string | undefined;
+  readonly slot: string | undefined;
+  /** Between the time the job could start and the time it started. */
+  readonly waitMs: number;
+  readonly runMs: number;
+  readonly outcome: 'completed' | 'retry' | 'dead' | 'superseded' | 'removed' | 'busy';
+}
+
+export interface EngineOptions {
+  readonly connection: EngineConnection;
+  /** `GOVTRAIL_SCHEDULE`. */
+  readonly schedule: string;
+  /** `GOVTRAIL_RECONCILE_SCHEDULE`; undefined when off. */
+  readonly reconcileSchedule: string | undefined;
+  /** `GOVTRAIL_SPREAD`: a slot's tenants start over this window, each at a stable offset. */
+  readonly spreadMs: number;
+  /** Jobs this replica runs at once. */
+  readonly concurrency: number;
+  readonly logger: Logger;
+  /** The tenants of a slot, asked when the slot is planned and when a job starts. */
+  readonly tenants: () => Promise<readonly TenantConfig[]>;
+  /**
+   * One attempt of one tenant's run; `attempt.retriesLeft` is read when the attempt fails (false once
+   * shutdown began: an aborted run is recorded).
+   */
+  readonly run: (
+    kind: JobKind,
+    tenant: TenantConfig,
+    signal: AbortSignal,
+    attempt: { readonly retriesLeft: boolean; readonly slot: Date },
+  ) => Promise<SyncRunSummary>;
+  /** Delivers due alerts; resolves when the next pending one is due (undefined: none). */
+  readonly deliverAlerts?: (signal: AbortSignal) => Promise<{ summary: DeliverySummary; nextDue?: Date }>;
+  /**
+   * The tenants among `tenants` whose reconcile of `slot` was missed (no reconcile started since the
+   * slot, though the tenant was known before it): read from the run ledger at start.
+   */
+  readonly missedReconciles?: (slot: Date, tenants: readonly string[]) => Promise<readonly string[]>;
+  readonly onRun?: (summary: SyncRunSummary) => void;
+  readonly onJob?: (event: JobEvent) => void;
+  readonly tuning?: Partial<EngineTuning>;
+  /** Name of this replica in pg-boss's instance registry. */
+  readonly instanceName?: string;
+  readonly now?: () => number;
+}
+
+/** The counts of one queue, as pg-boss's monitor last cached them. */
+export interface QueueCounts {
+  readonly queued: number;
+  readonly active: number;
+  readonly failed: number;
+  /** Jobs of this queue in the dead-letter queue (what kept failing). */
+  readonly dead: number;
+}
+
+export interface EngineStatus {
+  readonly engine: 'pg-boss';
+  readonly schema: string;
+  readonly running: boolean;
+  readonly queues: Readonly<Record<Exclude<QueueKind, 'dead'>, QueueCounts>>;
+  /** Replicas whose pg-boss heartbeat is recent (pg-boss's instance registry). */
+  readonly replicasAlive: number;
+}
+
+export interface Worker {
+  /**
+   * Starts pg-boss, its workers and the slot planners. With `initialRun` (default) the current sync
+   * slot is planned at once (a no-op when another replica already did); a reconcile slot missed while
+   * no worker ran is planned once.
+   */
+  start(options?: { initialRun?: boolean }): Promise<void>;
+  /** Plans one slot of a kind now: inserts its jobs; resolves how many were new. */
+  planSlot(kind: JobKind, slot: Date): Promise<number>;
+  /** Asks the tenant list again now (after SIGHUP): a job of a tenant no longer listed is dropped. */
+  refreshTenants(): Promise<void>;
+  /** Queue counts and live replicas, for /healthz and /metrics. */
+  status(): Promise<EngineStatus>;
+  /**
+   * Stops planning and fetching, waits up to `graceMs` for the jobs in flight, then aborts them and
+   * waits for them to roll back; stops pg-boss. Resolves whether it had to abort. Idempotent.
+   */
+  stop(graceMs: number): Promise<{ aborted: boolean }>;
+  /** Whether a job is running in this replica. */
+  readonly busy: boolean;
+}
+
+const MAX_TIMER_MS = 6 * 3_600_000;
+const INSERT_CHUNK = 500;
+
+/** Creates the engine; nothing touches the database before `start`. */
+export function createEngine(options: EngineOptions): Worker {
+  validateSchedule(options.schedule, 'GOVTRAIL_SCHEDULE');
+  if (options.reconcileSchedule !== undefined) {
+    validateSchedule(options.reconcileSchedule, 'GOVTRAIL_RECONCILE_SCHEDULE');
+  }
+  const tuning: EngineTuning = { ...DEFAULT_TUNING, ...options.tuning };
+  const { logger } = options;
+  const now = options.now ?? Date.now;
+  const embedded = options.connection.kind === 'embedded';
+  const boss = new PgBoss({
+    ...connectionOptions(options.connection),
+    schema: ENGINE_SCHEMA,
+    superviseIntervalSeconds: tuning.superviseIntervalSeconds,
+    monitorIntervalSeconds: tuning.superviseIntervalSeconds,
+    // pg-boss's cron scheduler is not used (no seconds field): the planner below is.
+    schedule: false,
+    instanceName: options.instanceName ?? `govtrail-${process.pid}`,
+    instanceHeartbeatSeconds: 10,
+  });
+  boss.on('error', (err: unknown) => logger.error({ err }, 'job engine error'));
+  const abort = new AbortController();
+  const inFlight = new Set<Promise<unknown>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let draining = false;
+  let started = false;
+  let stopped: Promise<{ aborted: boolean }> | undefined;
+
+  const scheduleOf = (kind: JobKind): string | undefined =>
+    kind === 'sync' ? options.schedule : options.reconcileSchedule;
+
+  // The tenants as last asked: a job looks its tenant up here, and asks again when it is missing.
+  let roster = new Map<string, TenantConfig>();
+  const refreshTenants = async (): Promise<readonly TenantConfig[]> => {
+    const list = await options.tenants();
+    roster = new Map(list.map((t) => [t.name, t]));
+    return list;
+  };
+  const findTenant = async (name: string): Promise<TenantConfig | undefined> =>
+    roster.get(name) ?? (await refreshTenants()).find((t) => t.name === name);
+
+  const planSlot = async (kind: JobKind, slot: Date): Promise<number> => {
+    const tenants = await refreshTenants();
+    const jobs = tenants.map((t) => ({
+      id: slotJobId(kind, t.name, slot),
+      data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+      startAfter: new Date(slot.getTime() + spreadOffsetMs(t.name, options.spreadMs)),
+    }));
+    let inserted = 0;
+    for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
+      const ids = await boss.insert(QUEUES[kind], jobs.slice(i, i + INSERT_CHUNK), { returnId: true });
+      inserted += ids?.length ?? 0;
+    }
+    logger.info({ kind, slot: slot.toISOString(), tenants: jobs.length, inserted }, 'slot planned');
+    return inserted;
+  };
+
+  /** Arms the timer of the next slot of a kind; re-arms itself after planning. */
+  const armPlanner = (kind: JobKind, schedule: string, after: Date): void => {
+    if (draining) return;
+    const next = slotAfter(schedule, after);
+    if (next === undefined) return;
+    const wait = Math.min(Math.max(0, next.getTime() - now()), MAX_TIMER_MS);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (draining) return;
+      if (now() < next.getTime()) {
+        armPlanner(kind, schedule, after);
+        return;
+      }
+      planSlot(kind, next)
+        .then(() => (kind === 'sync' ? requestDelivery() : undefined))
+        .catch((err: unknown) =>
+          logger.error({ err, kind, slot: next.toISOString() }, 'could not plan the slot'),
+        )
+        .finally(() => armPlanner(kind, schedule, next));
+    }, wait);
+    timers.add(timer);
+  };
+
+  const requestDelivery = async (at?: Date): Promise<void> => {
+    if (options.deliverAlerts === undefined || draining) return;
+    await boss.send(QUEUES.deliver, {}, at !== undefined ? { startAfter: at } : {});
+  };
+
+  /**
+   * Lets this replica's workers of a queue fetch again at once instead of waiting out their poll
+   * interval: a worker that just finished a job takes the next one straight away while the slot's
+   * jobs last (pg-boss's burst modes need a batch or its cached counts; this needs neither).
+   */
+  const wake = (kind: JobKind): void => {
+    for (const w of boss.getWipData()) if (w.name === QUEUES[kind]) boss.notifyWorker(w.id);
+  };
+
+  /** Whether a failed attempt can be tried again before the next slot of its kind begins. */
+  const retriesLeft = (kind: JobKind, job: JobWithMetadata<SlotJob>): boolean => {
+    if (draining || job.retryCount >= tuning.retryLimit) return false;
+    const schedule = scheduleOf(kind);
+    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(job.data.slot));
+    const longestDelayMs = tuning.retryDelaySeconds * 1000 * 2 ** job.retryCount;
+    return nextSlot === undefined || now() + longestDelayMs < nextSlot.getTime();
+  };
+
+  const runSlotJob = async (kind: JobKind, job: JobWithMetadata<SlotJob>): Promise<JobResult> => {
+    const startedAt = now();
+    const { tenant: name, slot } = job.data;
+    const event = (outcome: JobEvent['outcome']): JobEvent => ({
+      queue: kind,
+      tenant: name,
+      slot,
+      waitMs: Math.max(0, startedAt - waitStart(job)),
+      runMs: now() - startedAt,
+      outcome,
+    });
+    const done = (outcome: JobEvent['outcome'], status: JobResult['status'], output: object): JobResult => {
+      options.onJob?.(event(outcome));
+      wake(kind);
+      return { id: job.id, status, output };
+    };
+    const schedule = scheduleOf(kind);
+    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(slot));
+    if (nextSlot !== undefined && startedAt >= nextSlot.getTime()) {
+      // The next slot has its own job for this tenant: running this one too would run it twice.
+      logger.info({ kind, tenant: name, slot }, 'job superseded by the next slot; not run');
+      return done('superseded', 'completed', { superseded: true });
+    }
+    const tenant = await findTenant(name);
+    if (tenant === undefined) {
+      logger.info({ kind, tenant: name, slot }, 'tenant no longer scheduled; job dropped');
+      return done('removed', 'completed', { removed: true });
+    }
+    const signal = AbortSignal.any([abort.signal, job.signal]);
+    // Decided once, when first asked (the run asks as it fails), so the ledger and the job agree.
+    let decided: boolean | undefined;
+    const attempt = {
+      slot: new Date(slot),
+      get retriesLeft() {
+        decided ??= retriesLeft(kind, job);
+        return decided;
+      },
+    };
+    let summary: SyncRunSummary;
+    try {
+      summary = await options.run(kind, tenant, signal, attempt);
+    } catch (err) {
+      logger.error({ err, kind, tenant: name, slot }, 'tenant run threw');
+      return attempt.retriesLeft
+        ? done('retry', 'failed', { error: String(err) })
+        : done('dead', 'deadletter', { error: String(err) });
+    }
+    options.onRun?.(summary);
+    if (summary.status === 'succeeded') {
+      if (summary.alerts > 0) await requestDelivery().catch(() => {});
+      return done('completed', 'completed', { runId: summary.runId });
+    }
+    if (summary.status === 'skipped') {
+      // Another process holds the tenant (a manual `govtrail sync`, a run of the other kind, the
+      // retry of an earlier slot's job): try again later in the slot. A sync still locked out at the
+      // end of its slot was covered by the holder; a reconcile that never got in is dead-lettered.
+      if (attempt.retriesLeft) return done('retry', 'failed', { busy: true });
+      return kind === 'sync'
+        ? done('busy', 'completed', { busy: true })
+        : done('dead', 'deadletter', { busy: true });
+    }
+    const output = { runId: summary.runId, error: summary.error?.code ?? null };
+    // The ledger row of a failed attempt stays only when it is the last one (steps.ts): the
+    // failure is recorded once, and the job's last attempt goes to the dead-letter queue.
+    return attempt.retriesLeft ? done('retry', 'failed', output) : done('dead', 'deadletter', output);
+  };
+
+  const deliver = async (): Promise<void> => {
+    if (options.deliverAlerts === undefined) return;
+    const { summary, nextDue } = await options.deliverAlerts(abort.signal);
+    if (summary.delivered + summary.retried + summary.failed > 0) {
+      logger.info(
+        { delivered: summary.delivered, retried: summary.retried, givenUp: summary.failed },
+        'alerts delivered',
+      );
+    }
+    // A delivery to retry later gets a job at its time (the queue keeps one waiting at most).
+    if (nextDue !== undefined) await requestDelivery(nextDue);
+  };
+
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    inFlight.add(work);
+    return work.finally(() => inFlight.delete(work));
+  };
+
+  const startWorkers = async (): Promise<void> => {
+    const slotOptions = {
+      localConcurrency: options.concurrency,
+      batchSize: 1,
+      pollingIntervalSeconds: tuning.pollingIntervalSeconds,
+      perJobResults: true,
+      includeMetadata: true,
+    } as const;
+    for (const kind of ['sync', 'reconcile'] as const) {
+      if (scheduleOf(kind) === undefined) continue;
+      await boss.work<SlotJob, unknown, typeof slotOptions>(
+        QUEUES[kind],
+        slotOptions,
+        (jobs: JobWithMetadata<SlotJob>[]) => track(Promise.all(jobs.map((job) => runSlotJob(kind, job)))),
+      );
+    }
+    if (options.deliverAlerts !== undefined) {
+      await boss.work(QUEUES.deliver, { pollingIntervalSeconds: tuning.pollingIntervalSeconds }, () =>
+        track(deliver()),
+      );
+    }
+  };
+
+  const createQueues = async (): Promise<void> => {
+    await boss.createQueue(QUEUES.dead, { deleteAfterSeconds: tuning.deadLetterDeleteAfterSeconds });
+    const slotQueue = {
+      retryLimit: tuning.retryLimit,
+      retryDelay: tuning.retryDelaySeconds,
+      retryBackoff: true,
+      deleteAfterSeconds: tuning.deleteAfterSeconds,
+      expireInSeconds: 24 * 3_600,
+      deadLetter: QUEUES.dead,
+      ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),
+    };
+    for (const kind of ['sync', 'reconcile'] as const) {
+      await boss.createQueue(QUEUES[kind], slotQueue);
+      // createQueue keeps an existing queue as it is: bring its options up to this replica's.
+      const { retryLimit, retryDelay, retryBackoff, deleteAfterSeconds, expireInSeconds } = slotQueue;
+      await boss.updateQueue(QUEUES[kind], {
+        retryLimit,
+        retryDelay,
+        retryBackoff,
+        deleteAfterSeconds,
+        expireInSeconds,
+        deadLetter: QUEUES.dead,
+      });
+    }
+    await boss.createQueue(QUEUES.deliver, {
+      policy: 'short',
+      retryLimit: 0,
+      deleteAfterSeconds: tuning.deleteAfterSeconds,
+    });
+  };
+
+  /** Plans, once, the last reconcile slot for the tenants the ledger says missed it. */
+  const catchUpReconcile = async (): Promise<void> => {
+    const schedule = options.reconcileSchedule;
+    if (schedule === undefined || options.missedReconciles === undefined) return;
+    const slot = slotAtOrBefore(schedule, new Date(now()));
+    if (slot === undefined) return;
+    const tenants = await refreshTenants();
+    const missed = new Set(
+      await options.missedReconciles(
+        slot,
+        tenants.map((t) => t.name),
+      ),
+    );
+    if (missed.size === 0) return;
+    const jobs = tenants
+      .filter((t) => missed.has(t.name))
+      .map((t) => ({
+        id: slotJobId('reconcile', t.name, slot),
+        data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+      }));
+    const ids = await boss.insert(QUEUES.reconcile, jobs, { returnId: true });
+    logger.info(
+      { slot: slot.toISOString(), missed: missed.size, inserted: ids?.length ?? 0 },
+      'reconcile slot missed while no worker ran: planned once',
+    );
+  };
+
+  return {
+    get busy() {
+      return inFlight.size > 0;
+    },
+    planSlot,
+    async refreshTenants() {
+      await refreshTenants();
+    },
+    async start(startOptions = {}) {
+      if (started || draining) return;
+      started = true;
+      await boss.start();
+      await createQueues();
+      await startWorkers();
+      const at = new Date(now());
+      if (startOptions.initialRun !== false) {
+        const current = slotAtOrBefore(options.schedule, at);
+        if (current !== undefined) await planSlot('sync', current);
+      }
+      await catchUpReconcile();
+      armPlanner('sync', options.schedule, at);
+      if (options.reconcileSchedule !== undefined) armPlanner('reconcile', options.reconcileSchedule, at);
+      await requestDelivery();
+      logger.info(
+        {
+          engine: 'pg-boss',
+          schema: ENGINE_SCHEMA,
+          schedule: options.schedule,
+          reconcileSchedule: options.reconcileSchedule ?? 'off',
+          spreadMs: options.spreadMs,
+          timezone: 'UTC',
+        },
+        'schedule started',
+      );
+    },
+    async status() {
+      const queues = await boss.getQueues(Object.values(QUEUES));
+      const counts = (name: string): QueueCounts => {
+        const q = queues.find((x: QueueResult) => x.name === name);
+        return {
+          queued: q?.queuedCount ?? 0,
+          active: q?.activeCount ?? 0,
+          failed: q?.failedCount ?? 0,
+          dead: 0,
+        };
+      };
+      const alive = (await boss.getInstances()).filter((i) => i.live && i.stoppedOn === null).length;
+      // The dead-letter queue is shared: its jobs are counted by the queue they failed on.
+      const { rows } = await boss
+        .getDb()
+        .executeSql(
+          `select source_name as name, count(*)::int as n from ${ENGINE_SCHEMA}.job where name = $1 group by source_name`,
+          [QUEUES.dead],
+        );
+      const dead = (name: string): number =>
+        Number((rows as Array<{ name: string | null; n: number }>).find((r) => r.name === name)?.n ?? 0);
+      return {
+        engine: 'pg-boss',
+        schema: ENGINE_SCHEMA,
+        running: started && !draining,
+        queues: {
+          sync: { ...counts(QUEUES.sync), dead: dead(QUEUES.sync) },
+          reconcile: { ...counts(QUEUES.reconcile), dead: dead(QUEUES.reconcile) },
+          deliver: { ...counts(QUEUES.deliver), dead: dead(QUEUES.deliver) },
+        },
+        replicasAlive: alive,
+      };
+    },
+    stop(graceMs) {
+      stopped ??= (async () => {
+        draining = true;
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        if (!started) return { aborted: false };
+        for (const name of Object.values(QUEUES)) await boss.offWork(name, { wait: false }).catch(() => {});
+        let aborted = false;
+        if (inFlight.size > 0) {
+          logger.info({ graceMs }, 'waiting for the run in flight to finish');
+          let timer: NodeJS.Timeout | undefined;
+          const settled = Promise.allSettled([...inFlight]).then(() => false);
+          const timedOut = await Promise.race([
+            settled,
+            new Promise<boolean>((resolve) => {
+              timer = setTimeout(() => resolve(true), graceMs);
+            }),
+          ]);
+          clearTimeout(timer);
+          if (timedOut) {
+            logger.warn(
+              { graceMs },
+              'grace period over: aborting the run in flight (its transaction rolls back)',
+            );
+            abort.abort(new Error('shutdown'));
+            aborted = true;
+            await Promise.allSettled([...inFlight]);
+          }
+        }
+        await boss.stop({ graceful: true, close: true, timeout: 5_000 });
+        return { aborted };
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** When the job could have started: its start-after time (the slot plus its spread offset). */
+function waitStart(job: JobWithMetadata<SlotJob>): number {
+  return new Date(job.startAfter ?? job.data.slot).getTime();
+}
+
+function connectionOptions(connection: EngineConnection): ConstructorParameters<typeof PgBoss>[0] & object {
+  if (connection.kind === 'postgres') {
+    return {
+      connectionString: connection.url,
+      max: connection.max ?? 4,
+      ...(connection.applicationName !== undefined ? { application_name: connection.applicationName } : {}),
+    };
+  }
+  return { db: fromPglite(connection.pglite), backend: 'pglite' };
+}
