@@ -948,11 +948,24 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/commands/worker.ts',
-        find: 'if (!signalled) void reloadTenants(service, logger);',
+        find: 'if (!signalled) void reloadTenants(service, database.db, logger);',
         replace: 'if (!signalled) void service;',
       },
     ],
     tests: ['test/e2e/worker-fleet.test.ts'],
+  },
+  {
+    name: 'engine-not-granted-to-writer',
+    breaks:
+      'integrity.md, the writer role: govtrail migrate installs the job engine without granting it to govtrail_writer, so a writer-role worker cannot start',
+    patches: [
+      {
+        file: 'src/worker/engine.ts',
+        find: '    if (grantTo !== undefined) {',
+        replace: "    if (grantTo !== undefined && grantTo === '') {",
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
   },
 ];
 

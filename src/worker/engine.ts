@@ -399,36 +399,7 @@ export function createEngine(options: EngineOptions): Worker {
     }
   };
 
-  const createQueues = async (): Promise<void> => {
-    await boss.createQueue(QUEUES.dead, { deleteAfterSeconds: tuning.deadLetterDeleteAfterSeconds });
-    const slotQueue = {
-      retryLimit: tuning.retryLimit,
-      retryDelay: tuning.retryDelaySeconds,
-      retryBackoff: true,
-      deleteAfterSeconds: tuning.deleteAfterSeconds,
-      expireInSeconds: 24 * 3_600,
-      deadLetter: QUEUES.dead,
-      ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),
-    };
-    for (const kind of ['sync', 'reconcile'] as const) {
-      await boss.createQueue(QUEUES[kind], slotQueue);
-      // createQueue keeps an existing queue as it is: bring its options up to this replica's.
-      const { retryLimit, retryDelay, retryBackoff, deleteAfterSeconds, expireInSeconds } = slotQueue;
-      await boss.updateQueue(QUEUES[kind], {
-        retryLimit,
-        retryDelay,
-        retryBackoff,
-        deleteAfterSeconds,
-        expireInSeconds,
-        deadLetter: QUEUES.dead,
-      });
-    }
-    await boss.createQueue(QUEUES.deliver, {
-      policy: 'short',
-      retryLimit: 0,
-      deleteAfterSeconds: tuning.deleteAfterSeconds,
-    });
-  };
+  const createQueues = (): Promise<void> => createEngineQueues(boss, tuning, embedded);
 
   /** Plans, once, the last reconcile slot for the tenants the ledger says missed it. */
   const catchUpReconcile = async (): Promise<void> => {
@@ -565,6 +536,71 @@ export function createEngine(options: EngineOptions): Worker {
 /** When the job could have started: its start-after time (the slot plus its spread offset). */
 function waitStart(job: JobWithMetadata<SlotJob>): number {
   return new Date(job.startAfter ?? job.data.slot).getTime();
+}
+
+/** govtrail's queues; createQueue keeps an existing one, so their options are brought up to date. */
+async function createEngineQueues(boss: PgBoss, tuning: EngineTuning, embedded: boolean): Promise<void> {
+  await boss.createQueue(QUEUES.dead, { deleteAfterSeconds: tuning.deadLetterDeleteAfterSeconds });
+  const slotQueue = {
+    retryLimit: tuning.retryLimit,
+    retryDelay: tuning.retryDelaySeconds,
+    retryBackoff: true,
+    deleteAfterSeconds: tuning.deleteAfterSeconds,
+    expireInSeconds: 24 * 3_600,
+    deadLetter: QUEUES.dead,
+    ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),
+  };
+  for (const kind of ['sync', 'reconcile'] as const) {
+    await boss.createQueue(QUEUES[kind], slotQueue);
+    // createQueue keeps an existing queue as it is: bring its options up to this replica's.
+    const { retryLimit, retryDelay, retryBackoff, deleteAfterSeconds, expireInSeconds } = slotQueue;
+    await boss.updateQueue(QUEUES[kind], {
+      retryLimit,
+      retryDelay,
+      retryBackoff,
+      deleteAfterSeconds,
+      expireInSeconds,
+      deadLetter: QUEUES.dead,
+    });
+  }
+  await boss.createQueue(QUEUES.deliver, {
+    policy: 'short',
+    retryLimit: 0,
+    deleteAfterSeconds: tuning.deleteAfterSeconds,
+  });
+}
+
+/**
+ * Creates or upgrades pg-boss's schema and govtrail's queues, as the schema owner (`govtrail
+ * migrate`), and lets the writer role use them: a worker connected as a `govtrail_writer` login can
+ * then start without any DDL (pg-boss finds its schema current and every queue present).
+ */
+export async function installEngine(url: string, grantTo: string | undefined): Promise<void> {
+  const boss = new PgBoss({
+    connectionString: url,
+    max: 1,
+    schema: ENGINE_SCHEMA,
+    schedule: false,
+    supervise: false,
+  });
+  // start() and the calls below reject on failure; the emitter's copy of the error adds nothing.
+  boss.on('error', () => {});
+  await boss.start();
+  try {
+    await createEngineQueues(boss, DEFAULT_TUNING, false);
+    if (grantTo !== undefined) {
+      const db = boss.getDb();
+      for (const statement of [
+        `grant usage on schema ${ENGINE_SCHEMA} to ${grantTo}`,
+        `grant select, insert, update, delete on all tables in schema ${ENGINE_SCHEMA} to ${grantTo}`,
+        `grant usage, select on all sequences in schema ${ENGINE_SCHEMA} to ${grantTo}`,
+        `grant execute on all functions in schema ${ENGINE_SCHEMA} to ${grantTo}`,
+      ])
+        await db.executeSql(statement);
+    }
+  } finally {
+    await boss.stop({ graceful: false });
+  }
 }
 
 function connectionOptions(connection: EngineConnection): ConstructorParameters<typeof PgBoss>[0] & object {

@@ -9,7 +9,7 @@
  * idempotently under a fixed name and never dropped.
  */
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAlerting } from '../../src/alerts/setup.js';
 import { silentLogger } from '../../src/logger.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
@@ -17,7 +17,10 @@ import { migrate } from '../../src/store/migrate.js';
 import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
 import { verifyStore } from '../../src/store/verify.js';
 import { reconcileTenant, syncTenant } from '../../src/sync/service.js';
+import { installEngine } from '../../src/worker/engine.js';
+import { startWorkerService } from '../../src/worker/service.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
+import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const WRITER_LOGIN = 'govtrail_writer_test_login';
@@ -117,6 +120,42 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     const verified = await writer.withSession((s) => verifyStore(s));
     expect(verified.findings).toEqual([]);
     expect(verified.fieldChangesVerified).toBeGreaterThan(0);
+  });
+
+  it('runs scheduled syncs on the job engine as the writer once migrate installed the engine', async () => {
+    h = await createHarness({ entries: 30, seed: 13 });
+    const ownerUrl = h.testDb.url as string;
+    // What `govtrail migrate` does as the owner after the SQL migrations.
+    await installEngine(ownerUrl, 'govtrail_writer');
+    const url = await writerUrl(ownerUrl);
+    writer = await openDatabase({ url });
+    const service = await startWorkerService({
+      config: { ...h.config, databaseUrl: url, tenants: [h.tenant()] },
+      logger: silentLogger,
+      database: writer,
+      httpPort: 0,
+      httpHost: '127.0.0.1',
+      processMetrics: false,
+      engineTuning: FAST_ENGINE,
+    });
+    try {
+      await service.worker.start({ initialRun: false });
+      await service.worker.planSlot('sync', new Date());
+      const status = await vi.waitFor(
+        async () => {
+          const { rows } = await asClient(ownerUrl, (c) =>
+            c.query<{ status: string }>('select status from govtrail.sync_run where slot is not null'),
+          );
+          if (rows.length === 0 || rows[0]?.status === 'running')
+            throw new Error('no scheduled run finished yet');
+          return rows.map((r) => r.status);
+        },
+        { timeout: 30_000, interval: 250 },
+      );
+      expect(status).toEqual(['succeeded']);
+    } finally {
+      await service.stop(0);
+    }
   });
 
   it('cannot alter a table, disable a trigger, or update or delete evidence', async () => {
