@@ -2,7 +2,8 @@
  * `npm run bench:fleet [-- --tenants N]`: the fleet on one sandbox (default 2 000 tenants of one
  * YAML file), with `govtrail worker` replicas as child processes over one PostgreSQL database.
  *
- * (1) onboarding: bench/fleet-onboarding.ts (ONBOARD's part; connected where marked below).
+ * (1) onboarding: `govtrail sync` of N/4 and of N new tenants (bench/fleet-onboarding.ts), and their
+ *     time ratio; `--no-onboarding` leaves it out.
  * (2) a no-op slot with 1, 2 and 4 replicas: time from the slot to its last run, duplicate runs,
  *     skipped rows, peak database connections.
  * (3) a replica SIGKILLed mid-slot: time from the kill until every tenant of the slot is done.
@@ -16,6 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { formatOnboarding, runOnboardingComparison } from './fleet-onboarding.js';
 import { buildGovtrail, createScratchDatabase, FAST_HTTP_ENV, ROOT, startSandboxProcess } from './lib.js';
 
 function arg(name: string): string | undefined {
@@ -173,8 +175,15 @@ async function main(): Promise<void> {
       );
     });
 
-    // (1) Onboarding: ONBOARD's bench/fleet-onboarding.ts. The lead connects it here, e.g.
-    //   results['onboarding'] = await runOnboarding({ sandbox, tenants: TENANTS });
+    // (1) Onboarding: one `govtrail sync` over a quarter of the fleet, then over all of it, each
+    // into an empty database of its own; the time ratio is the one to hold (target ≤ 4.4 for ×4).
+    if (!process.argv.includes('--no-onboarding')) {
+      const onboarding = await runOnboardingComparison([Math.max(1, Math.round(TENANTS / 4)), TENANTS], {
+        build: false,
+      });
+      results['onboarding'] = onboarding;
+      console.log(formatOnboarding(onboarding));
+    }
 
     // (2) A no-op slot with 1, 2 and 4 replicas.
     const noop: SlotFigures[] = [];
