@@ -1,9 +1,9 @@
 /**
- * Checks a cron expression beyond what node-cron validates: node-cron accepts a step larger than
- * its field's range (`*\/70 * * * *`), which then fires once per enclosing period (hourly) instead
- * of refusing. Such a schedule is a typo to report, not a schedule to run.
+ * Checks a cron expression beyond what the cron parser validates: a step larger than its field's
+ * range (`*\/70 * * * *`) is accepted there and then fires once per enclosing period (hourly)
+ * instead of being refused. Such a schedule is a typo to report, not a schedule to run.
  */
-import cron from 'node-cron';
+import { CronExpressionParser } from 'cron-parser';
 
 /** The fields of a 6-field expression (seconds first); a 5-field one starts at minutes. */
 const FIELDS = [
@@ -35,6 +35,10 @@ export function cronProblem(expression: string): string | undefined {
       }
     }
   }
-  if (!cron.validate(expression)) return 'a field holds a value out of its range or not understood';
+  try {
+    CronExpressionParser.parse(expression, { tz: 'UTC' });
+  } catch {
+    return 'a field holds a value out of its range or not understood';
+  }
   return undefined;
 }
