@@ -18,3 +18,6 @@ $$;
 
 create trigger sync_run_delete_guard before delete on govtrail.sync_run
   for each row execute function govtrail.sync_run_delete_guard();
+
+comment on function govtrail.sync_run_delete_guard() is
+  'Trigger function that keeps the run ledger append-only: DELETE of a sync_run row is rejected unless the run is still running (a scheduled attempt that failed with retries left removes its own row). Not for direct calls.';
