@@ -6,9 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli.js';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { listOwnerRemovals } from '../../src/store/owners.js';
+import { runCliCaptured } from '../helpers/cli-process.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -62,26 +62,7 @@ describe('owners delete', () => {
   });
 
   /** Runs the CLI in-process with the test environment; returns its exit code and output. */
-  async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
-    let stdout = '';
-    let stderr = '';
-    const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-      stdout += String(chunk);
-      return true;
-    });
-    const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
-      stderr += String(chunk);
-      return true;
-    });
-    try {
-      const code = await runCli(['node', 'govtrail', ...argv]);
-      return { code, stdout, stderr };
-    } finally {
-      out.mockRestore();
-      err.mockRestore();
-    }
-  }
+  const cli = (argv: string[]) => runCliCaptured(argv, env);
 
   const rows = () => listOwnerRemovals((testDb as TestDatabase).database.db);
 
