@@ -17,7 +17,7 @@ export default {
     'src/normalise/**/*.ts',
     'src/core/diff.ts',
     'src/core/rules/rules.ts',
-    'src/core/rules/schema.ts',
+    'src/core/rules/pack-schema.ts',
     'src/core/backoff.ts',
     'src/core/stop-rule.ts',
     'src/sync/served.ts',

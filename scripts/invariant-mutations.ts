@@ -394,7 +394,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md: verify does not compare field_change directions with a recomputed diff',
     patches: [
       {
-        file: 'src/store/verify/changes.ts',
+        file: 'src/store/verify/field-changes.ts',
         find: 'if (g.old !== w.old || g.new !== w.new || g.direction !== w.direction)',
         replace: 'if (g.old !== w.old || g.new !== w.new)',
       },
@@ -629,7 +629,11 @@ export const MUTATIONS: readonly Mutation[] = [
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         replace: '${(err as Error).message}',
       },
-      { file: 'src/config/settings.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
+      {
+        file: 'src/config/settings.ts',
+        find: 'parseYaml(text, { prettyErrors: false })',
+        replace: 'parseYaml(text)',
+      },
     ],
     tests: ['test/integration/security-secrets.test.ts'],
   },
@@ -787,8 +791,16 @@ export const MUTATIONS: readonly Mutation[] = [
         find: 'const partial = `${options.out}.partial`;',
         replace: 'const partial = options.out;',
       },
-      { file: 'src/outputs/evidence/evidence.ts', find: '      rmSync(partial, { force: true });\n', replace: '' },
-      { file: 'src/outputs/evidence/evidence.ts', find: '      file.destroy();\n', replace: '      file.end();\n' },
+      {
+        file: 'src/outputs/evidence/evidence.ts',
+        find: '      rmSync(partial, { force: true });\n',
+        replace: '',
+      },
+      {
+        file: 'src/outputs/evidence/evidence.ts',
+        find: '      file.destroy();\n',
+        replace: '      file.end();\n',
+      },
     ],
     tests: ['test/integration/export-evidence.test.ts'],
   },

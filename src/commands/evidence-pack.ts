@@ -8,7 +8,7 @@ import { loadRulePack } from '../config/rule-pack.js';
 import { parseDurationSetting } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import { humanSeconds } from '../core/format.js';
-import { packAnchor } from '../outputs/anchor/pack.js';
+import { packAnchor } from '../outputs/anchor/pack-anchor.js';
 import { PACK_FILES } from '../outputs/pack/files.js';
 import { checkPackTarget, type PackProgress, writeEvidencePack } from '../outputs/pack/pack.js';
 import { wrap } from '../outputs/pack/readme.js';

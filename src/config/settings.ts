@@ -20,7 +20,7 @@ import {
   type HttpConfig,
   isLoopbackHost,
   type TenantConfig,
-} from '../source/settings.js';
+} from '../source/client-config.js';
 
 export {
   clampPageSize,
@@ -30,7 +30,7 @@ export {
   MAX_PAGE_SIZE,
   MIN_PAGE_SIZE,
   type TenantConfig,
-} from '../source/settings.js';
+} from '../source/client-config.js';
 
 export interface Config {
   /** Configured tenants; empty when nothing is configured (the demo then uses the sandbox). */

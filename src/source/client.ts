@@ -9,6 +9,7 @@ import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import { registerSecret } from '../runtime/logger.js';
 import { parseClientSecret, TokenProvider } from './auth.js';
+import { type HttpConfig, isLoopbackHost } from './client-config.js';
 import {
   abortedError,
   createHttpAgent,
@@ -21,7 +22,6 @@ import {
 } from './http.js';
 import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from './owners.js';
 import { type HistoryPageQuery, type ListHistoryOptions, pageHistory, parseHistoryPage } from './pager.js';
-import { type HttpConfig, isLoopbackHost } from './settings.js';
 
 const HISTORY_PATH = '/api/v1/settings/ai-governance/history';
 

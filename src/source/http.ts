@@ -11,7 +11,7 @@ import { backoffDelay, parseRetryAfter, type RetryBudget } from '../core/backoff
 import { GovtrailError, HttpError, isAbortError, RETRYABLE_STATUSES } from '../core/errors.js';
 import { clip, redactCut } from '../core/redact.js';
 import type { Logger } from '../runtime/logger.js';
-import type { HttpConfig } from './settings.js';
+import type { HttpConfig } from './client-config.js';
 
 /** Which operation a request belongs to (metrics label, log field, error wording). */
 export type Route = 'token' | 'history' | 'delete';

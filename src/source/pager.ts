@@ -7,8 +7,8 @@
 
 import { GovtrailError } from '../core/errors.js';
 import type { HistoryPage } from '../core/wire.js';
+import { clampPageSize } from './client-config.js';
 import { quote } from './http.js';
-import { clampPageSize } from './settings.js';
 
 /** Options of one history listing. */
 export interface ListHistoryOptions {

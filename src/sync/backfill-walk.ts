@@ -19,10 +19,10 @@
 import { diffSnapshots, isDiffBase } from '../core/diff.js';
 import { toJsonbText } from '../core/normalise/canonical.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise/types.js';
+import type { ConditionSpec } from '../core/rules/pack-schema.js';
+import { parseWindowSeconds } from '../core/rules/pack-schema.js';
 import type { RulePack } from '../core/rules/rules.js';
 import { firingRuleIds } from '../core/rules/rules.js';
-import type { ConditionSpec } from '../core/rules/schema.js';
-import { parseWindowSeconds } from '../core/rules/schema.js';
 import type { WireSettings } from '../core/wire.js';
 import type { FieldChangeRow } from '../store/write/field-changes.js';
 

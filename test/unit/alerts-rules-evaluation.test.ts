@@ -11,6 +11,7 @@ import { defaultRulesPath, loadRulePack } from '../../src/config/rule-pack.js';
 import { diffSnapshots } from '../../src/core/diff.js';
 import { GovtrailError } from '../../src/core/errors.js';
 import type { AnnotationRow, EntryRow } from '../../src/core/normalise/types.js';
+import { parseWindowSeconds } from '../../src/core/rules/pack-schema.js';
 import {
   backfillDigest,
   type DiscrepancyFacts,
@@ -23,7 +24,6 @@ import {
   syncFailingAlert,
   unrecognisedValues,
 } from '../../src/core/rules/rules.js';
-import { parseWindowSeconds } from '../../src/core/rules/schema.js';
 import type { WireSettings } from '../../src/core/wire.js';
 
 const TENANT = 'acme';

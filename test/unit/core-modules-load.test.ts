@@ -14,7 +14,7 @@ const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
   ['normalise/ksuid', () => import('../../src/core/normalise/ksuid.js')],
   ['normalise/time', () => import('../../src/core/normalise/time.js')],
   ['changes/diff', () => import('../../src/core/diff.js')],
-  ['alerts/rule-schema', () => import('../../src/core/rules/schema.js')],
+  ['alerts/rule-schema', () => import('../../src/core/rules/pack-schema.js')],
   ['alerts/rules', () => import('../../src/core/rules/rules.js')],
   ['tenant-api/backoff', () => import('../../src/core/backoff.js')],
   ['sync/stop-rule', () => import('../../src/core/stop-rule.js')],

@@ -26,10 +26,10 @@ import {
   type Rule,
   type RulePack,
   type SourceDiscrepancyKind,
-} from './schema.js';
+} from './pack-schema.js';
 
-export type { ConditionSpec, FieldChangedSpec, Rule, RulePack, SeverityOverride } from './schema.js';
-export { parseRulePack } from './schema.js';
+export type { ConditionSpec, FieldChangedSpec, Rule, RulePack, SeverityOverride } from './pack-schema.js';
+export { parseRulePack } from './pack-schema.js';
 
 /** Everything per-entry evaluation needs about one stored entry. */
 export interface RuleContext {

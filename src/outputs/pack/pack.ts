@@ -15,7 +15,6 @@ import { GovtrailError } from '../../core/errors.js';
 import { formatValue, humanSeconds, shortEnum } from '../../core/format.js';
 import type { RulePack } from '../../core/rules/rules.js';
 import type { Database, Session } from '../../store/database.js';
-import { findSourceIntegrity } from '../../store/read/integrity.js';
 import {
   countDiscrepancies,
   findEntryTimes,
@@ -30,7 +29,8 @@ import {
   listExtraFieldNames,
   type PeriodFilter,
   type TimelineEntry,
-} from '../../store/read/pack.js';
+} from '../../store/read/evidence-pack.js';
+import { findSourceIntegrity } from '../../store/read/integrity.js';
 import { iterateChanges } from '../../store/read/views.js';
 import { verifyStore } from '../../store/verify/verify.js';
 import { csvRow } from '../evidence/csv.js';
@@ -41,7 +41,7 @@ import { ANCHOR_FILES, CHECKSUMS_FILE, LISTED_FILES, MANIFEST_FILE, SIGNATURE_FI
 import { checksumsText, type Manifest, PACK_FORMAT, serialiseManifest } from './manifest.js';
 import { findValueOrigins, periodSettings, type SettingPeriod, SettingPeriodBuilder } from './periods.js';
 import { type PackSummary, readmeText } from './readme.js';
-import { loadPackReportData, TimelineSampler } from './report.js';
+import { loadPackReportData, TimelineSampler } from './report-html.js';
 import { keyThumbprint, signDetached } from './signing.js';
 import {
   cellTime,

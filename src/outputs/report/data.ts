@@ -24,7 +24,7 @@ import {
 } from '../../store/read/views.js';
 import type { DiscrepancyRow } from '../../store/write/discrepancies.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
-import { loadReportAlerts } from './alerts.js';
+import { loadReportAlerts } from './alert-section.js';
 
 /** How many changes the report's table lists (the newest); the export has them all. */
 export const REPORT_CHANGE_ROWS = 150;

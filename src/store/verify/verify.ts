@@ -11,8 +11,8 @@ import { contentHash, rowHash } from '../../core/normalise/canonical.js';
 import { normaliseEntry } from '../../core/normalise/entry.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
 import type { Session } from '../database.js';
-import { verifyFieldChanges } from './changes.js';
 import { findEntryColumnMismatches, findSnapshotColumnMismatches } from './columns.js';
+import { verifyFieldChanges } from './field-changes.js';
 
 /** A trusted anchor: what the store must reproduce at `entries` rows of the tenant. */
 export interface AnchorHead {

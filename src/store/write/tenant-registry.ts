@@ -6,7 +6,7 @@
  * reloaded. The client secret is never written here.
  */
 import { sql } from 'kysely';
-import type { TenantConfig } from '../../source/settings.js';
+import type { TenantConfig } from '../../source/client-config.js';
 import type { Session } from '../database.js';
 
 /** Statuses of a registered tenant; only `active` tenants are synced. */

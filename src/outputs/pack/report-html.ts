@@ -10,8 +10,8 @@
  */
 import type { RulePack } from '../../core/rules/rules.js';
 import type { Session } from '../../store/database.js';
+import type { TimelineEntry } from '../../store/read/evidence-pack.js';
 import { findLatestDiscrepancies, findSourceIntegrity } from '../../store/read/integrity.js';
-import type { TimelineEntry } from '../../store/read/pack.js';
 import {
   countAlertsBySeverity,
   countChanges,
@@ -20,7 +20,7 @@ import {
   findLatestChanges,
   type TimelineRow,
 } from '../../store/read/views.js';
-import { loadReportAlerts } from '../report/alerts.js';
+import { loadReportAlerts } from '../report/alert-section.js';
 import { REPORT_CHANGE_ROWS, REPORT_DISCREPANCY_ROWS, type ReportData } from '../report/data.js';
 
 /** Rows kept as they are; a longer timeline is thinned. */
