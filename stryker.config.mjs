@@ -15,11 +15,11 @@ export default {
   // The pure core (style.md, "pure core, imperative shell"). A new pure module joins this list.
   mutate: [
     'src/normalise/**/*.ts',
-    'src/changes/diff.ts',
-    'src/alerts/rules.ts',
-    'src/alerts/rule-schema.ts',
-    'src/tenant-api/backoff.ts',
-    'src/sync/stop-rule.ts',
+    'src/core/diff.ts',
+    'src/core/rules/rules.ts',
+    'src/core/rules/pack-schema.ts',
+    'src/core/backoff.ts',
+    'src/core/stop-rule.ts',
     'src/sync/served.ts',
   ],
   coverageAnalysis: 'perTest',

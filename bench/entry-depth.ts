@@ -1,13 +1,13 @@
 /**
- * `npx tsx bench/entry-depth.ts [--entries N]`: what the depth check (src/normalise/depth.ts) adds to
+ * `npx tsx bench/entry-depth.ts [--entries N]`: what the depth check (src/core/normalise/depth.ts) adds to
  * the per-entry hot path of a sync. Each served entry has its content hash computed (canonical JSON
  * and sha256); the check walks the same entry once more, without recursion. Prints the time per
  * entry of the hash alone, of the check alone, and of both, over sandbox-generated entries
  * (best of 9 interleaved rounds, after a warm-up). Numbers only: no assertion.
  */
-import { contentHash } from '../src/normalise/canonical.js';
-import { MAX_ENTRY_DEPTH, nestsDeeperThan } from '../src/normalise/depth.js';
-import { normaliseEntry } from '../src/normalise/entry.js';
+import { contentHash } from '../src/core/normalise/canonical.js';
+import { MAX_ENTRY_DEPTH, nestsDeeperThan } from '../src/core/normalise/depth.js';
+import { normaliseEntry } from '../src/core/normalise/entry.js';
 import { startSandbox } from '../src/sandbox/index.js';
 
 const i = process.argv.indexOf('--entries');

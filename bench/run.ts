@@ -16,12 +16,12 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { request } from 'undici';
-import { silentLogger } from '../src/logger.js';
-import { normaliseEntry } from '../src/normalise/entry.js';
-import type { NormalisedEntry } from '../src/normalise/types.js';
+import { normaliseEntry } from '../src/core/normalise/entry.js';
+import type { NormalisedEntry } from '../src/core/normalise/types.js';
+import { silentLogger } from '../src/runtime/logger.js';
 import { openDatabase } from '../src/store/database.js';
-import { type EncodedEntries, encodeEntries, writeEncodedEntries } from '../src/store/history.js';
 import { migrate } from '../src/store/migrate.js';
+import { type EncodedEntries, encodeEntries, writeEncodedEntries } from '../src/store/write/entries.js';
 import {
   buildGovtrail,
   createScratchDatabase,

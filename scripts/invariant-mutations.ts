@@ -35,7 +35,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S5: the stop rule stops at the checkpoint itself, not checkpoint − lookback',
     patches: [
       {
-        file: 'src/sync/stop-rule.ts',
+        file: 'src/core/stop-rule.ts',
         find: 'const threshold = lookbackBound(checkpoint, lookbackMs);',
         replace: 'const threshold = checkpoint.createdAtKey;',
       },
@@ -47,7 +47,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S6 step 6: the checkpoint is the last entry stored, not the newest by (created_at, entry_id)',
     patches: [
       {
-        file: 'src/store/history.ts',
+        file: 'src/store/write/entries.ts',
         find: `    .orderBy('created_at', 'desc')
     .orderBy('entry_id', 'desc')`,
         replace: `    .orderBy('seq', 'desc')`,
@@ -78,7 +78,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S8: the tenant lock is not taken; two runs of one tenant overlap',
     patches: [
       {
-        file: 'src/store/runs.ts',
+        file: 'src/store/write/runs.ts',
         find: 'return rows[0]?.locked === true;',
         replace: 'return rows[0] !== undefined;',
       },
@@ -153,7 +153,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S7: a page token already used is followed again',
     patches: [
       {
-        file: 'src/tenant-api/history.ts',
+        file: 'src/source/pager.ts',
         find: "if (next !== '' && used.has(next)) {",
         replace: "if (next !== '' && used.has(next) && index < 0) {",
       },
@@ -165,7 +165,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'HTTP behaviour: a 401 does not fetch a new token and retry once',
     patches: [
       {
-        file: 'src/tenant-api/client.ts',
+        file: 'src/source/client.ts',
         find: 'if (first.response.status !== 401) return first.response;',
         replace: 'if (first.response.status !== 401 || first.token !== undefined) return first.response;',
       },
@@ -177,7 +177,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md: a CREATE after a HARD_DELETE is diffed against nothing',
     patches: [
       {
-        file: 'src/sync/backfill-walk.ts',
+        file: 'src/core/diff.ts',
         find: `export function isDiffBase(snapshot: unknown): boolean {
   return typeof snapshot === 'object' && snapshot !== null;`,
         replace: `export function isDiffBase(snapshot: unknown, changeKind?: string | null): boolean {
@@ -189,13 +189,13 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'isDiffBase(snapshot, n.entry.changeKind);',
       },
       {
-        file: 'src/sync/changes.ts',
+        file: 'src/sync/change-step.ts',
         find: 'isDiffBase(base.snapshot)',
         replace: 'isDiffBase(base.snapshot, base.changeKind)',
         all: true,
       },
       {
-        file: 'src/sync/changes.ts',
+        file: 'src/sync/change-step.ts',
         find: 'isDiffBase(e.snapshot)',
         replace: 'isDiffBase(e.snapshot, e.changeKind)',
       },
@@ -233,7 +233,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'integrity.md: a stored entry missing from the middle of the history is filed as expired (no alert)',
     patches: [
       {
-        file: 'src/store/reconcile.ts',
+        file: 'src/store/write/served-ids.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         find: 'coalesce(e.created_at < ${oldestServedKey ?? null}::timestamptz, false)',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
@@ -275,7 +275,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 18, tenant registry: a disabled or retired tenant is still scheduled and synced',
     patches: [
       {
-        file: 'src/store/tenant-registry.ts',
+        file: 'src/store/write/tenant-registry.ts',
         find: "const s = status.get(t.name) ?? 'active';",
         replace: "const s: TenantStatus = 'active';",
       },
@@ -287,7 +287,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 18, tenant registry: a configuration reload re-enables a tenant an operator disabled',
     patches: [
       {
-        file: 'src/store/tenant-registry.ts',
+        file: 'src/store/write/tenant-registry.ts',
         find: `          lookback: lookbackInterval(t.lookbackMs),
         })`,
         replace: `          lookback: lookbackInterval(t.lookbackMs),
@@ -302,7 +302,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 18, tenant registry: a client secret is written into govtrail.tenant',
     patches: [
       {
-        file: 'src/store/tenant-registry.ts',
+        file: 'src/store/write/tenant-registry.ts',
         find: `          client_id: t.clientId,
           page_size: t.pageSize,
           lookback: lookbackInterval(t.lookbackMs),
@@ -320,7 +320,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 18, tenant registry: govtrail tenants enable brings a retired tenant back without --force',
     patches: [
       {
-        file: 'src/store/tenant-registry.ts',
+        file: 'src/store/write/tenant-registry.ts',
         find: "if (from === 'retired' && options.force !== true)",
         replace: 'if (false)',
       },
@@ -333,7 +333,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'integrity.md, anchors: verify with anchors does not notice that the newest anchored entries were deleted',
     patches: [
       {
-        file: 'src/store/verify.ts',
+        file: 'src/store/verify/verify.ts',
         find: '  for (const a of pendingAnchors)\n    checkAnchor(',
         replace: '  for (const a of pendingAnchors.slice(pendingAnchors.length))\n    checkAnchor(',
       },
@@ -346,7 +346,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'integrity.md, anchors: verify with anchors accepts a chain recomputed after an edit (the anchored head hash is not compared)',
     patches: [
       {
-        file: 'src/store/verify.ts',
+        file: 'src/store/verify/verify.ts',
         find: "if (at.recomputed.toString('hex') !== anchor.head.rowHash)",
         replace: "if (at.recomputed.toString('hex') !== anchor.head.rowHash && at.entryId === '')",
       },
@@ -358,7 +358,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md, anchors: verify trusts an altered anchor or one signed by another key',
     patches: [
       {
-        file: 'src/anchor/check.ts',
+        file: 'src/outputs/anchor/check.ts',
         find: '  if (!verdict.ok) {',
         replace: "  if (!verdict.ok && jws === '') {",
       },
@@ -370,7 +370,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md: verify does not compare the typed columns of history_entry with raw',
     patches: [
       {
-        file: 'src/store/verify.ts',
+        file: 'src/store/verify/verify.ts',
         find: '      ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
         replace: '      ...(await findEntryColumnMismatches(db, tenantId, [])),',
       },
@@ -382,7 +382,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md: verify does not compare the columns of settings_snapshot with raw',
     patches: [
       {
-        file: 'src/store/verify.ts',
+        file: 'src/store/verify/verify.ts',
         find: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
         replace: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
       },
@@ -394,7 +394,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md: verify does not compare field_change directions with a recomputed diff',
     patches: [
       {
-        file: 'src/store/verify-changes.ts',
+        file: 'src/store/verify/field-changes.ts',
         find: 'if (g.old !== w.old || g.new !== w.new || g.direction !== w.direction)',
         replace: 'if (g.old !== w.old || g.new !== w.new)',
       },
@@ -443,7 +443,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'integrity.md, anchors: the worker writes no anchor after a run that stored entries',
     patches: [
       {
-        file: 'src/anchor/after-run.ts',
+        file: 'src/outputs/anchor/after-run.ts',
         find: 'summary.counters.entriesInserted === 0) return;',
         replace: 'summary.counters.entriesInserted >= 0) return;',
       },
@@ -507,7 +507,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 1: only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
     patches: [
       {
-        file: 'src/redact.ts',
+        file: 'src/core/redact.ts',
         find: 'return [...out].filter((f) => f.length >= MIN_SECRET_LENGTH);',
         replace: 'return [value];',
       },
@@ -520,7 +520,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 2: text is cut before it is scrubbed, so a secret straddling the cut leaks its head',
     patches: [
       {
-        file: 'src/redact.ts',
+        file: 'src/core/redact.ts',
         find: `  const clean = redact(text);
   return clean.length > limit`,
         replace: `  const clean = redact(text.length > limit ? text.slice(0, limit) : text);
@@ -534,7 +534,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 3: only the whole sink URL is registered, so an echoed path or sig= leaks',
     patches: [
       {
-        file: 'src/redact.ts',
+        file: 'src/core/redact.ts',
         find: 'for (const part of urlSecretParts(value.trim()))',
         replace: 'for (const part of [] as string[])',
       },
@@ -573,7 +573,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S13: the body timeout bounds only the gap between chunks, so a trickling upstream keeps the run open',
     patches: [
       {
-        file: 'src/tenant-api/http.ts',
+        file: 'src/source/http.ts',
         find: '      http.bodyTimeoutMs,\n    );\n    try {',
         replace: '      2 ** 31 - 1,\n    );\n    try {',
       },
@@ -586,7 +586,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S13: a 2xx body larger than GOVTRAIL_HTTP_MAX_BODY is buffered whole instead of failing with BAD_RESPONSE',
     patches: [
       {
-        file: 'src/tenant-api/http.ts',
+        file: 'src/source/http.ts',
         find: 'http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,',
         replace: 'Number.MAX_SAFE_INTEGER,',
       },
@@ -623,13 +623,17 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
     patches: [
       {
-        file: 'src/config.ts',
+        file: 'src/config/settings.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         find: '${describeYamlError(err, text)}',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         replace: '${(err as Error).message}',
       },
-      { file: 'src/config.ts', find: 'parseYaml(text, { prettyErrors: false })', replace: 'parseYaml(text)' },
+      {
+        file: 'src/config/settings.ts',
+        find: 'parseYaml(text, { prettyErrors: false })',
+        replace: 'parseYaml(text)',
+      },
     ],
     tests: ['test/integration/security-secrets.test.ts'],
   },
@@ -720,7 +724,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 13: GOVTRAIL_DATA_DIR naming a file ends with a stack trace, not one line and exit 2',
     patches: [
       {
-        file: 'src/commands/context.ts',
+        file: 'src/app/context.ts',
         find: 'if (config.databaseUrl === undefined) checkDataDir(config.dataDir);',
         replace: '',
       },
@@ -732,7 +736,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 13: a bad rule file ends with exit 1, not the exit 2 of a configuration error',
     patches: [
       {
-        file: 'src/errors.ts',
+        file: 'src/core/errors.ts',
         find: "new Set(['CONFIG', 'USAGE', 'RULES_INVALID'])",
         replace: "new Set(['CONFIG', 'USAGE'])",
       },
@@ -782,13 +786,21 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 12: `export evidence` writes under its final name, so an interrupted export leaves a half file',
     patches: [
       {
-        file: 'src/export/evidence.ts',
+        file: 'src/outputs/evidence/evidence.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         find: 'const partial = `${options.out}.partial`;',
         replace: 'const partial = options.out;',
       },
-      { file: 'src/export/evidence.ts', find: '      rmSync(partial, { force: true });\n', replace: '' },
-      { file: 'src/export/evidence.ts', find: '      file.destroy();\n', replace: '      file.end();\n' },
+      {
+        file: 'src/outputs/evidence/evidence.ts',
+        find: '      rmSync(partial, { force: true });\n',
+        replace: '',
+      },
+      {
+        file: 'src/outputs/evidence/evidence.ts',
+        find: '      file.destroy();\n',
+        replace: '      file.end();\n',
+      },
     ],
     tests: ['test/integration/export-evidence.test.ts'],
   },
@@ -811,7 +823,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 14: an unknown top-level key of the YAML file (`shedule:`) is ignored without a warning',
     patches: [
       {
-        file: 'src/config-warnings.ts',
+        file: 'src/config/warnings.ts',
         find: "if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;",
         replace: 'continue;',
       },
@@ -823,7 +835,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 14: a bad `schedule:` in the YAML file is reported as GOVTRAIL_SCHEDULE',
     patches: [
       {
-        file: 'src/config.ts',
+        file: 'src/config/settings.ts',
         find: '    throw attributeToFile(err, processEnv, options);',
         replace: '    throw err;',
       },
@@ -835,7 +847,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 14: `*/70 * * * *` is accepted (and runs hourly)',
     patches: [
       {
-        file: 'src/cron-check.ts',
+        file: 'src/core/cron.ts',
         find: 'Number(step) > span',
         replace: 'Number(step) > 1000',
       },
@@ -848,7 +860,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 15: an absent allowedClientTypes (all client types allowed) is shown as "unset" by settings and the report',
     patches: [
       {
-        file: 'src/alerts/format.ts',
+        file: 'src/core/format.ts',
         find: "return settings['allows_all_client_types'] === true ? [] : value;",
         replace: 'return value;',
       },
@@ -873,7 +885,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 17: the report shows alerts as counts only, not the list the README promises',
     patches: [
       {
-        file: 'src/report/html.ts',
+        file: 'src/outputs/report/html.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         find: '${alertSection(data)}',
         replace: '',
@@ -887,7 +899,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 17: `report` without --to ends a day after the newest entry, not now as documented',
     patches: [
       {
-        file: 'src/report/data.ts',
+        file: 'src/outputs/report/data.ts',
         find: 'const to = options.to ?? options.now;',
         replace: 'const to = options.to ?? new Date(options.now.getTime() - 86_400_000);',
       },

@@ -22,10 +22,10 @@ import { tenantsCommand } from './commands/tenants.js';
 import { verifyCommand } from './commands/verify.js';
 import { verifyPackCommand } from './commands/verify-pack.js';
 import { workerCommand } from './commands/worker.js';
-import { exitCodeFor, GovtrailError } from './errors.js';
-import { scrubSecrets } from './logger.js';
-import { packagePath } from './paths.js';
-import { terminalText } from './terminal.js';
+import { exitCodeFor, GovtrailError } from './core/errors.js';
+import { scrubSecrets } from './runtime/logger.js';
+import { packagePath } from './runtime/paths.js';
+import { terminalText } from './runtime/terminal.js';
 
 function packageVersion(): string {
   try {

@@ -6,10 +6,10 @@
  * store and an injected clock.
  */
 import { createHash } from 'node:crypto';
-import { type GovtrailError, toGovtrailError } from '../errors.js';
-import { type Logger, scrubSecrets } from '../logger.js';
+import type { AlertMessage, DeliveryStore, DueDelivery, Sink } from '../core/alert.js';
+import { type GovtrailError, toGovtrailError } from '../core/errors.js';
+import { type Logger, scrubSecrets } from '../runtime/logger.js';
 import { isPermanentFailure, retryAfterOf, retryableFailure } from './sinks/failure.js';
-import type { AlertMessage, Sink } from './types.js';
 
 /** First retry delay; doubles with each failed attempt. */
 export const RETRY_BASE_MS = 30_000;
@@ -50,36 +50,7 @@ export function nextRetry(o: {
   return { giveUp: false, nextAttemptAt: new Date(Math.min(o.now.getTime() + delay, deadline)) };
 }
 
-/** One due (alert, sink) row of `alert_delivery`. */
-export interface DueDelivery {
-  readonly alert: AlertMessage;
-  readonly sink: string;
-  /** Attempts made so far. */
-  readonly attempts: number;
-  /**
-   * When the first attempt was made; null before it. alert_delivery has no column for it, so a
-   * store may answer with the alert's created_at (the first attempt follows the commit).
-   */
-  readonly firstAttemptAt: Date | null;
-}
-
-/** What the delivery loop needs from the database; the lead's store implements it over alert_delivery. */
-export interface DeliveryStore {
-  /** Rows with status `pending` and next_attempt_at ≤ now (or null), oldest first, at most `limit`. */
-  dueDeliveries(now: Date, limit: number): Promise<DueDelivery[]>;
-  /** status `delivered`, attempts, delivered_at = at. */
-  markDelivered(alertId: string, sink: string, attempts: number, at: Date): Promise<void>;
-  /** Stays `pending`: attempts, next_attempt_at, last_error. */
-  markRetry(
-    alertId: string,
-    sink: string,
-    attempts: number,
-    nextAttemptAt: Date,
-    error: string,
-  ): Promise<void>;
-  /** status `failed`, attempts, last_error: no more automatic attempts. */
-  markFailed(alertId: string, sink: string, attempts: number, error: string): Promise<void>;
-}
+export type { DeliveryStore, DueDelivery } from '../core/alert.js';
 
 export interface SinkTally {
   delivered: number;

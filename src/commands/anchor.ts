@@ -7,12 +7,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { ANCHOR_KEY_SETTING, anchorSigningKey } from '../anchor/after-run.js';
-import { writeAnchor } from '../anchor/anchor.js';
-import { ConfigError, GovtrailError } from '../errors.js';
-import { registerSecret } from '../logger.js';
-import { listTenants } from '../store/views.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
+import { ConfigError, GovtrailError } from '../core/errors.js';
+import { ANCHOR_KEY_SETTING, anchorSigningKey } from '../outputs/anchor/after-run.js';
+import { writeAnchor } from '../outputs/anchor/anchor.js';
+import { registerSecret } from '../runtime/logger.js';
+import { listTenants } from '../store/read/views.js';
 
 function keygenCommand(): Command {
   return new Command('keygen')

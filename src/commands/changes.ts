@@ -1,13 +1,13 @@
 import { Command, Option } from 'commander';
-import { formatValue, shortEnum } from '../alerts/format.js';
-import { GovtrailError } from '../errors.js';
-import { csvRow } from '../export/csv.js';
-import { EVIDENCE_HEADER, evidenceCells } from '../export/evidence.js';
-import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
-import { iterateChanges } from '../store/views.js';
-import { terminalJson } from '../terminal.js';
+import { createContext } from '../app/context.js';
+import { GovtrailError } from '../core/errors.js';
+import { formatValue, shortEnum } from '../core/format.js';
+import { SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
+import { csvRow } from '../outputs/evidence/csv.js';
+import { EVIDENCE_HEADER, evidenceCells } from '../outputs/evidence/evidence.js';
+import { terminalJson } from '../runtime/terminal.js';
+import { iterateChanges } from '../store/read/views.js';
 import { parseTimeOption } from './alerts.js';
-import { createContext } from './context.js';
 import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 

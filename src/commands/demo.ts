@@ -1,16 +1,20 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { sql } from 'kysely';
-import { ALL_CLIENT_TYPES, formatValue } from '../alerts/format.js';
-import { createAlerting } from '../alerts/setup.js';
-import type { TenantConfig } from '../config.js';
-import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../normalise/fields.js';
+import { createAlerting } from '../app/alerting.js';
+import { createContext } from '../app/context.js';
+import { reconcileTenant, syncTenant } from '../app/tenant-run.js';
+import type { TenantConfig } from '../config/settings.js';
+import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
+import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
 import { startSandbox } from '../sandbox/index.js';
-import { listDiscrepancies } from '../store/discrepancies.js';
-import { countEntries } from '../store/history.js';
-import { findCurrentSettings, findRecentAlerts, findRecentChanges } from '../store/read.js';
-import { reconcileTenant, syncTenant } from '../sync/service.js';
-import { createContext } from './context.js';
+import {
+  countAlerts,
+  findCurrentSettings,
+  findRecentAlerts,
+  findRecentChanges,
+} from '../store/read/recent.js';
+import { listDiscrepancies } from '../store/write/discrepancies.js';
+import { countEntries } from '../store/write/entries.js';
 import { ExitCode } from './exit.js';
 import { integerArg, positiveIntegerArg } from './options.js';
 import { progressReporter } from './progress.js';
@@ -156,10 +160,7 @@ export function demoCommand(): Command {
           out.write('\n');
         }
 
-        const { rows } = await sql<{
-          n: number;
-        }>`select count(*)::int as n from govtrail.alert where tenant_id = ${DEMO_TENANT}`.execute(db);
-        out.write(`${rows[0]?.n ?? 0} alerts stored in all.\n\n`);
+        out.write(`${await countAlerts(db, DEMO_TENANT)} alerts stored in all.\n\n`);
         out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
         const report = await writeReport(db, {
           tenantId: DEMO_TENANT,

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { GovtrailError } from '../errors.js';
-import { writeEvidenceCsv } from '../export/evidence.js';
-import { OCSF_SCHEMA_VERSION } from '../ocsf/constants.js';
-import { OCSF_EXPORT_KINDS, type OcsfExportKind, writeOcsfJsonl } from '../ocsf/jsonl.js';
-import { packagePath } from '../paths.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
+import { GovtrailError } from '../core/errors.js';
+import { OCSF_SCHEMA_VERSION } from '../core/ocsf/constants.js';
+import { writeEvidenceCsv } from '../outputs/evidence/evidence.js';
+import { OCSF_EXPORT_KINDS, type OcsfExportKind, writeOcsfJsonl } from '../outputs/ocsf/jsonl.js';
+import { packagePath } from '../runtime/paths.js';
 import { evidencePackCommand } from './evidence-pack.js';
 import { checkOutputFile, timeArg } from './options.js';
 import { resolveTenant } from './settings.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
 
 export function migrateCommand(): Command {
   return new Command('migrate')

@@ -6,9 +6,9 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { parseDurationSetting } from '../config.js';
-import { GovtrailError } from '../errors.js';
-import { parseTimestamp } from '../normalise/time.js';
+import { parseDurationSetting } from '../config/settings.js';
+import { GovtrailError } from '../core/errors.js';
+import { parseTimestamp } from '../core/normalise/time.js';
 
 /** A whole number in [min, max]: `-5`, `abc`, `1.5` and `` are refused. */
 export function integerArg(min: number, max: number = Number.MAX_SAFE_INTEGER): (text: string) => number {

@@ -5,17 +5,13 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
-import type { TenantConfig } from '../config.js';
-import { ConfigError, GovtrailError, toGovtrailError } from '../errors.js';
-import { scrubSecrets } from '../logger.js';
-import { type OwnerRemovalRecord, recordOwnerRemoval } from '../store/owners.js';
-import { TenantApiClient } from '../tenant-api/client.js';
-import {
-  type EntitlementOwnerRef,
-  entitlementOwnerBody,
-  entitlementOwnerPath,
-} from '../tenant-api/owners.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
+import type { TenantConfig } from '../config/settings.js';
+import { ConfigError, GovtrailError, toGovtrailError } from '../core/errors.js';
+import { scrubSecrets } from '../runtime/logger.js';
+import { TenantApiClient } from '../source/client.js';
+import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from '../source/owners.js';
+import { type OwnerRemovalRecord, recordOwnerRemoval } from '../store/write/owners.js';
 import { ExitCode } from './exit.js';
 
 interface DeleteOptions {

@@ -2,7 +2,7 @@
  * Progress of a long sync: a line rewritten in place on a TTY, a log line every 10 s otherwise; for
  * several tenants at once (`fleetProgress`), also a line per finished tenant on a TTY.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { SyncProgress, SyncRunSummary } from '../sync/run.js';
 
 export function progressReporter(

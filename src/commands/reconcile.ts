@@ -1,10 +1,10 @@
 import { Command } from 'commander';
-import { type Alerting, createAlerting } from '../alerts/setup.js';
-import { type DiscrepancyRow, listDiscrepancies } from '../store/discrepancies.js';
+import { activeTenants } from '../app/active-tenants.js';
+import { type Alerting, createAlerting } from '../app/alerting.js';
+import { createContext } from '../app/context.js';
+import { reconcileTenant } from '../app/tenant-run.js';
+import { type DiscrepancyRow, listDiscrepancies } from '../store/write/discrepancies.js';
 import type { SyncRunSummary } from '../sync/run.js';
-import { reconcileTenant } from '../sync/service.js';
-import { activeTenants } from './active-tenants.js';
-import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { progressReporter } from './progress.js';
 import { selectTenants } from './sync.js';

@@ -1,12 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadRulePack, type RulePack } from '../alerts/rules.js';
-import { GovtrailError } from '../errors.js';
-import { loadReportData } from '../report/data.js';
-import { renderReport } from '../report/html.js';
+import { createContext } from '../app/context.js';
+import { loadRulePack } from '../config/rule-pack.js';
+import { GovtrailError } from '../core/errors.js';
+import type { RulePack } from '../core/rules/rules.js';
+import { loadReportData } from '../outputs/report/data.js';
+import { renderReport } from '../outputs/report/html.js';
 import type { Session } from '../store/database.js';
-import { createContext } from './context.js';
 import { timeArg } from './options.js';
 import { resolveTenant } from './settings.js';
 

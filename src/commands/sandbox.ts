@@ -6,7 +6,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { importJWK, SignJWT } from 'jose';
-import { GovtrailError } from '../errors.js';
+import { GovtrailError } from '../core/errors.js';
 import { parseFaultSpec, type Sandbox, type SandboxCredentials, startSandbox } from '../sandbox/index.js';
 import { integerArg } from './options.js';
 

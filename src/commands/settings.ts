@@ -1,11 +1,11 @@
 import { Command, Option } from 'commander';
-import { formatValue, settingInForce } from '../alerts/format.js';
-import { GovtrailError } from '../errors.js';
-import { SNAPSHOT_FIELDS } from '../normalise/fields.js';
+import { createContext } from '../app/context.js';
+import { GovtrailError } from '../core/errors.js';
+import { formatValue, settingInForce } from '../core/format.js';
+import { SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
+import { terminalJson, terminalLine } from '../runtime/terminal.js';
 import type { Session } from '../store/database.js';
-import { findSettingsAsOf, listTenants } from '../store/views.js';
-import { terminalJson, terminalLine } from '../terminal.js';
-import { createContext } from './context.js';
+import { findSettingsAsOf, listTenants } from '../store/read/views.js';
 import { timeArg } from './options.js';
 import { formatTable } from './table.js';
 

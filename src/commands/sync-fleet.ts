@@ -3,9 +3,9 @@
  * as the worker), each reported to the fleet's progress as it ends. The summaries come back in the
  * tenants' order whatever order the runs ended in.
  */
-import type { TenantConfig } from '../config.js';
+import type { TenantConfig } from '../config/settings.js';
+import { runBounded } from '../core/pool.js';
 import type { SyncProgress, SyncRunSummary } from '../sync/run.js';
-import { runBounded } from '../worker/pool.js';
 import type { FleetProgress } from './progress.js';
 
 export interface SyncFleetOptions {

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
-import { type Alerting, createAlerting } from '../alerts/setup.js';
-import type { Config, TenantConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { activeTenants } from '../app/active-tenants.js';
+import { type Alerting, createAlerting } from '../app/alerting.js';
+import { createContext } from '../app/context.js';
+import { syncTenant } from '../app/tenant-run.js';
+import type { Config, TenantConfig } from '../config/settings.js';
+import { ConfigError } from '../core/errors.js';
 import type { SyncRunSummary } from '../sync/run.js';
-import { syncTenant } from '../sync/service.js';
-import { activeTenants } from './active-tenants.js';
-import { createContext } from './context.js';
 import { ExitCode } from './exit.js';
 import { fleetProgress } from './progress.js';
 import { syncFleet } from './sync-fleet.js';

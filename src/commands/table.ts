@@ -1,9 +1,9 @@
 /** Plain-text tables for terminal output. */
-import { terminalLine } from '../terminal.js';
+import { terminalLine } from '../runtime/terminal.js';
 
 /**
  * Left-aligned columns separated by two spaces; cells are single-line, and every control character
- * a cell holds (source text: ESC, C1, bidi overrides) is shown as a visible escape (src/terminal.ts).
+ * a cell holds (source text: ESC, C1, bidi overrides) is shown as a visible escape (src/runtime/terminal.ts).
  */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const clean = (s: string) => terminalLine(s.replace(/[\r\n\t]+/g, ' '));

@@ -6,7 +6,8 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { Command } from 'commander';
-import { GovtrailError } from '../errors.js';
+import { createContext } from '../app/context.js';
+import { GovtrailError } from '../core/errors.js';
 import {
   listRegisteredTenants,
   type RegisteredTenant,
@@ -15,8 +16,7 @@ import {
   setTenantStatus,
   syncTenantRegistry,
   type TenantStatus,
-} from '../store/tenant-registry.js';
-import { createContext } from './context.js';
+} from '../store/write/tenant-registry.js';
 import { selectTenants } from './sync.js';
 import { formatTable } from './table.js';
 

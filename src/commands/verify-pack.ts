@@ -1,19 +1,19 @@
 /**
  * `govtrail verify-pack DIR`: checks an evidence pack's files against its manifest and the
- * manifest's signature (src/export/pack/verify.ts). Needs no database.
+ * manifest's signature (src/outputs/pack/verify-pack.ts). Needs no database.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Command } from 'commander';
-import { GovtrailError } from '../errors.js';
+import { createContext } from '../app/context.js';
+import { GovtrailError } from '../core/errors.js';
 import {
   parseSigningKey,
   parseVerificationKey,
   publicKeyOf,
   SIGNING_KEY_SETTING,
-} from '../export/pack/signing.js';
-import { type TrustedKey, verifyPack } from '../export/pack/verify.js';
-import { registerSecret } from '../logger.js';
-import { createContext } from './context.js';
+} from '../outputs/pack/signing.js';
+import { type TrustedKey, verifyPack } from '../outputs/pack/verify-pack.js';
+import { registerSecret } from '../runtime/logger.js';
 import { ExitCode } from './exit.js';
 
 const HELP = `

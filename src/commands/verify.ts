@@ -6,13 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { loadRulePack } from '../alerts/rules.js';
-import { readTrustedAnchors, type TrustedAnchors } from '../anchor/check.js';
-import { GovtrailError } from '../errors.js';
-import { parseVerificationKey } from '../export/pack/signing.js';
-import { verifyStore } from '../store/verify.js';
-import { listTenants } from '../store/views.js';
-import { createContext } from './context.js';
+import { createContext } from '../app/context.js';
+import { loadRulePack } from '../config/rule-pack.js';
+import { GovtrailError } from '../core/errors.js';
+import { readTrustedAnchors, type TrustedAnchors } from '../outputs/anchor/check.js';
+import { parseVerificationKey } from '../outputs/pack/signing.js';
+import { listTenants } from '../store/read/views.js';
+import { verifyStore } from '../store/verify/verify.js';
 
 /** What a verify without anchors cannot prove, printed with its result. */
 export const WITHOUT_ANCHORS_NOTE =

@@ -1,12 +1,12 @@
 import { Command } from 'commander';
-import { type Config, loadConfig, sinkSecrets } from '../config.js';
-import { ConfigError } from '../errors.js';
-import { type Logger, registerSecret } from '../logger.js';
+import { createContext } from '../app/context.js';
+import { startWorkerService, type WorkerService } from '../app/worker.js';
+import { type Config, loadConfig, sinkSecrets } from '../config/settings.js';
+import { ConfigError } from '../core/errors.js';
+import { type Logger, registerSecret } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
 import { requireWriterRole } from '../store/roles.js';
-import { schedulableTenants, syncTenantRegistry } from '../store/tenant-registry.js';
-import { startWorkerService, type WorkerService } from '../worker/service.js';
-import { createContext } from './context.js';
+import { schedulableTenants, syncTenantRegistry } from '../store/write/tenant-registry.js';
 
 /**
  * `govtrail worker`: the scheduled loop with /healthz and /metrics, until SIGTERM or SIGINT.

@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { GovtrailError } from '../errors.js';
+import { GovtrailError } from '../core/errors.js';
 import { CopyPayload } from './copy-format.js';
 import type { DB } from './schema.js';
 

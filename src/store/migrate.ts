@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { GovtrailError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { packagePath } from '../paths.js';
+import { GovtrailError } from '../core/errors.js';
+import type { Logger } from '../runtime/logger.js';
+import { packagePath } from '../runtime/paths.js';
 import type { Database, Session } from './database.js';
 
 /** Advisory lock key of the migration runner ("govtrail" in ASCII, as a bigint). */

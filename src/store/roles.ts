@@ -3,7 +3,7 @@
  * can alter tables and switch the append-only triggers off, or a writer, who cannot.
  */
 import { sql } from 'kysely';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import type { Session } from './database.js';
 
 /** True when the session's role owns schema govtrail (directly or through a role) or is a superuser. */

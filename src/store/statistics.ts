@@ -14,7 +14,7 @@
  * logarithm of the data stored (one each time the tables grew by a tenth), not one per tenant.
  */
 import { sql } from 'kysely';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Session } from './database.js';
 
 /** The tables the views, dashboards and exports join, whose statistics a run keeps current. */

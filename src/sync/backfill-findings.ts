@@ -6,21 +6,20 @@
  * pack and the report can list the findings, marked as found by backfill (issue 20, item 16).
  */
 
-import { sql } from 'kysely';
-import { evaluateRules, type RulePack } from '../alerts/rules.js';
-import type { Severity } from '../alerts/types.js';
-import { diffSnapshots } from '../changes/diff.js';
+import type { Severity } from '../core/alert.js';
+import { diffSnapshots, isDiffBase } from '../core/diff.js';
+import { evaluateRules, type RulePack } from '../core/rules/rules.js';
+import { storedKey } from '../core/stop-rule.js';
+import type { Session } from '../store/database.js';
+import { findBackfillRuns, firstEntryFrom } from '../store/read/backfill.js';
 import {
   type ChronoEntry,
   findEntryBefore,
   findEntryTimesBetween,
-  type Position,
   streamEntriesFrom,
-} from '../store/changes.js';
-import type { Session } from '../store/database.js';
-import { isDiffBase, WALK_WINDOW_MS } from './backfill-walk.js';
-import { entryRow } from './changes.js';
-import { storedKey } from './stop-rule.js';
+} from '../store/write/field-changes.js';
+import { WALK_WINDOW_MS } from './backfill-walk.js';
+import { entryRow } from './change-step.js';
 
 /** One alert the per-entry rules would have raised for a backfilled entry; never raised or delivered. */
 export interface BackfillFinding {
@@ -52,30 +51,6 @@ export const MAX_BACKFILL_FINDINGS = 5_000;
 /** How far back the walk looks for a diff base past entries without a snapshot (as the sync does). */
 const MAX_BASE_LOOKBACK = 100;
 
-/** The runs of a tenant that raised a backfill digest: their entries had no per-entry alerts. */
-async function findBackfillRuns(db: Session, tenantId: string, pack: RulePack): Promise<number[]> {
-  const digestRules = pack.rules.filter((r) => r.condition.backfill_digest !== undefined).map((r) => r.id);
-  if (digestRules.length === 0) return [];
-  const { rows } = await sql<{ run_id: number }>`
-    select distinct a.run_id from govtrail.alert a
-    where a.tenant_id = ${tenantId} and a.rule_id = any(${digestRules}::text[]) and a.run_id is not null
-    order by a.run_id`.execute(db);
-  return rows.map((r) => r.run_id);
-}
-
-async function firstEntryFrom(
-  db: Session,
-  tenantId: string,
-  from: Date,
-): Promise<(Position & { createdAt: Date }) | undefined> {
-  const { rows } = await sql<{ pos_at: string; entry_id: string; created_at: Date }>`
-    select e.created_at::text as pos_at, e.entry_id, e.created_at from govtrail.history_entry e
-    where e.tenant_id = ${tenantId} and e.created_at >= ${from}::timestamptz
-    order by e.created_at, e.entry_id limit 1`.execute(db);
-  const r = rows[0];
-  return r === undefined ? undefined : { posAt: r.pos_at, entryId: r.entry_id, createdAt: r.created_at };
-}
-
 /**
  * Evaluates the per-entry rules over the backfilled entries created in [from, to), each diffed
  * against the stored entry before it, exactly as an incremental run would have.
@@ -86,7 +61,13 @@ export async function findBackfillFindings(
   period: { tenantId: string; from: Date; to: Date },
 ): Promise<BackfillFindings> {
   const { tenantId } = period;
-  const backfillRuns = new Set(await findBackfillRuns(db, tenantId, pack));
+  const backfillRuns = new Set(
+    await findBackfillRuns(
+      db,
+      tenantId,
+      pack.rules.filter((r) => r.condition.backfill_digest !== undefined).map((r) => r.id),
+    ),
+  );
   const none: BackfillFindings = { runs: [], entries: 0, findings: [], omitted: 0 };
   if (backfillRuns.size === 0) return none;
   const first = await firstEntryFrom(db, tenantId, period.from);

@@ -16,15 +16,15 @@
  * every field change written so far.
  */
 
-import type { ConditionSpec } from '../alerts/rule-schema.js';
-import { parseWindowSeconds } from '../alerts/rule-schema.js';
-import type { RulePack } from '../alerts/rules.js';
-import { firingRuleIds } from '../alerts/rules.js';
-import { diffSnapshots } from '../changes/diff.js';
-import { toJsonbText } from '../normalise/canonical.js';
-import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
-import type { FieldChangeRow } from '../store/changes.js';
-import type { WireSettings } from '../wire.js';
+import { diffSnapshots, isDiffBase } from '../core/diff.js';
+import { toJsonbText } from '../core/normalise/canonical.js';
+import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise/types.js';
+import type { ConditionSpec } from '../core/rules/pack-schema.js';
+import { parseWindowSeconds } from '../core/rules/pack-schema.js';
+import type { RulePack } from '../core/rules/rules.js';
+import { firingRuleIds } from '../core/rules/rules.js';
+import type { WireSettings } from '../core/wire.js';
+import type { FieldChangeRow } from '../store/write/field-changes.js';
 
 /**
  * The burst window both walks keep behind an entry: long enough for any sensible
@@ -32,16 +32,6 @@ import type { WireSettings } from '../wire.js';
  */
 export const WALK_WINDOW_MS = 24 * 3_600_000;
 
-/**
- * Whether an entry is a diff base: the snapshot the next entries are diffed against. Only an entry
- * with a snapshot is. A PUT served without one says nothing about the settings; and a HARD_DELETE
- * is no base either (integrity.md, "no blind spot"): the CREATE that follows it is diffed against
- * the last snapshot before the delete, so deleting the settings and re-creating them weaker shows
- * as the loosening it is instead of a diff against nothing.
- */
-export function isDiffBase(snapshot: unknown): boolean {
-  return typeof snapshot === 'object' && snapshot !== null;
-}
 /**
  * How far out of time order the API may serve entries: it orders by KSUID, whose time has whole
  * seconds, so entries of one second come in any createdAt order. An entry served more than this

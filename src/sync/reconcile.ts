@@ -7,9 +7,11 @@
  * still served, `expired_at_source` past the oldest one. Memory stays flat: served ids go to a
  * temporary table, and what is gone is read back in batches.
  */
-import { type ChronoEntry, findChronoEntries } from '../store/changes.js';
+
 import type { Session } from '../store/database.js';
-import { findStoredContent } from '../store/history.js';
+import { findStoredContent } from '../store/write/entries.js';
+import { type ChronoEntry, findChronoEntries } from '../store/write/field-changes.js';
+import type { ReconcileLedger } from '../store/write/runs.js';
 import {
   countGone,
   createServedTable,
@@ -17,9 +19,8 @@ import {
   type GoneRow,
   loadGone,
   recordServed,
-} from '../store/reconcile.js';
-import type { ReconcileLedger } from '../store/runs.js';
-import { entryRow } from './changes.js';
+} from '../store/write/served-ids.js';
+import { entryRow } from './change-step.js';
 import { executeRun, pageAndWrite, type RunOptions, type RunSummary } from './steps.js';
 
 /** Stored entries the source no longer serves, classified per batch of this many. */

@@ -4,9 +4,10 @@
  * the page reaches `checkpoint − lookback`, writing each batch as it goes. Re-served entries of the
  * lookback window are compared with the store by the writer (S12).
  */
-import type { HistoryPage } from '../wire.js';
+
+import { pageReachesCheckpoint } from '../core/stop-rule.js';
+import type { HistoryPage } from '../core/wire.js';
 import { executeRun, pageAndWrite, type RunOptions, type RunProgress, type RunSummary } from './steps.js';
-import { pageReachesCheckpoint } from './stop-rule.js';
 
 export type { ChangeStep, HistorySource, InsertTracker } from './steps.js';
 export type SyncRunOptions = RunOptions;

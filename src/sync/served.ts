@@ -5,8 +5,8 @@
  * with other content is the source serving one id twice, kept apart so that it is recorded, never
  * dropped. Pure: content hashes are computed only for ids served more than once.
  */
-import { contentHash } from '../normalise/canonical.js';
-import type { EntryKey } from '../normalise/entry.js';
+import { contentHash } from '../core/normalise/canonical.js';
+import type { EntryKey } from '../core/normalise/entry.js';
 
 /** A served entry that could be keyed. */
 export interface KeyedServed {

@@ -4,16 +4,22 @@
  * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts
  * (sync) and reconcile.ts sequence them; a new kind of run is one more short sequence.
  */
-import { diffSnapshots, type FieldChange } from '../changes/diff.js';
-import { type GovtrailError, toGovtrailError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { contentHash } from '../normalise/canonical.js';
-import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../normalise/depth.js';
-import { type EntryKey, entryKeyOf, normaliseEntry } from '../normalise/entry.js';
-import type { AnnotationRow, EntryRow, NormalisedEntry } from '../normalise/types.js';
-import { type ChronoEntry, findChronoEntries } from '../store/changes.js';
+import { diffSnapshots, type FieldChange } from '../core/diff.js';
+import { type GovtrailError, toGovtrailError } from '../core/errors.js';
+import { contentHash } from '../core/normalise/canonical.js';
+import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../core/normalise/depth.js';
+import { type EntryKey, entryKeyOf, normaliseEntry } from '../core/normalise/entry.js';
+import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise/types.js';
+import { lookbackBound, storedKey } from '../core/stop-rule.js';
+import type { HistoryPage, WireSettings } from '../core/wire.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Database, Session } from '../store/database.js';
-import { type Discrepancy, type RecordedDiscrepancy, recordDiscrepancies } from '../store/discrepancies.js';
+import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
+import {
+  type Discrepancy,
+  type RecordedDiscrepancy,
+  recordDiscrepancies,
+} from '../store/write/discrepancies.js';
 import {
   findLastRowHash,
   findNewestEntry,
@@ -21,7 +27,8 @@ import {
   insertEntries,
   insertRejected,
   type RejectedInput,
-} from '../store/history.js';
+} from '../store/write/entries.js';
+import { type ChronoEntry, findChronoEntries } from '../store/write/field-changes.js';
 import {
   type Checkpoint,
   discardRun,
@@ -38,11 +45,8 @@ import {
   tryLockTenant,
   unlockTenant,
   writeCheckpoint,
-} from '../store/runs.js';
-import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
-import type { HistoryPage, WireSettings } from '../wire.js';
+} from '../store/write/runs.js';
 import { groupServed } from './served.js';
-import { lookbackBound, storedKey } from './stop-rule.js';
 
 /** What a run needs of the tenant API: a pager that can be told to stop before fetching more. */
 export interface HistorySource {

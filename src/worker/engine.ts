@@ -20,8 +20,8 @@ import {
   type QueueResult,
 } from 'pg-boss';
 import type { DeliverySummary } from '../alerts/deliver.js';
-import type { TenantConfig } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { TenantConfig } from '../config/settings.js';
+import type { Logger } from '../runtime/logger.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import {
   type JobKind,

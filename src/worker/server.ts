@@ -4,8 +4,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ConfigError } from '../core/errors.js';
+import type { Logger } from '../runtime/logger.js';
 import type { HealthReport } from './status.js';
 
 export interface HealthServerOptions {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CronExpressionParser } from 'cron-parser';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 
 /** What a job of the engine runs. */
 export type JobKind = 'sync' | 'reconcile';

@@ -3,24 +3,17 @@
  * rather than kept in memory, so that every replica reports the same truth whichever of them ran
  * the tenant last (the others only recorded `skipped`).
  */
-import { sql } from 'kysely';
-import type { Session } from '../store/database.js';
+import type { TenantHealth } from '../store/read/health.js';
+
+export {
+  pingDatabase,
+  readCheckpointTimes,
+  readTenantHealth,
+  type TenantHealth,
+} from '../store/read/health.js';
 
 /** A tenant is unhealthy once its last this-many finished runs all failed. */
 export const UNHEALTHY_AFTER_FAILURES = 3;
-
-export interface TenantHealth {
-  readonly tenant: string;
-  /** The newest run that did the work (skipped runs excluded); null before the first. */
-  readonly lastRun: {
-    readonly runId: number;
-    readonly status: 'succeeded' | 'failed';
-    readonly finishedAt: string | null;
-    readonly errorCode: string | null;
-  } | null;
-  /** Failed runs in a row, newest first, up to the last success (capped at the lookback read). */
-  readonly consecutiveFailures: number;
-}
 
 /** The job engine as /healthz reports it. */
 export interface EngineHealth {
@@ -41,66 +34,7 @@ export interface HealthReport {
   readonly tenants: readonly TenantHealth[];
 }
 
-const STREAK_WINDOW = 20;
-
-/** Throws unless the database answers a trivial query (health must not depend on having tenants). */
-export async function pingDatabase(db: Session): Promise<void> {
-  await sql`select 1`.execute(db);
-}
-
-/** Health of each tenant from its most recent finished syncs (a reconcile's outcome is in /metrics and exporter_health). */
-export async function readTenantHealth(db: Session, tenants: readonly string[]): Promise<TenantHealth[]> {
-  const out: TenantHealth[] = [];
-  for (const tenant of tenants) {
-    const rows = await db
-      .selectFrom('govtrail.sync_run')
-      .select(['run_id', 'status', 'finished_at', 'error_code'])
-      .where('tenant_id', '=', tenant)
-      .where('kind', '=', 'sync')
-      .where('status', 'in', ['succeeded', 'failed'])
-      .orderBy('run_id', 'desc')
-      .limit(STREAK_WINDOW)
-      .execute();
-    let streak = 0;
-    for (const r of rows) {
-      if (r.status !== 'failed') break;
-      streak++;
-    }
-    const last = rows[0];
-    out.push({
-      tenant,
-      lastRun:
-        last === undefined
-          ? null
-          : {
-              runId: last.run_id,
-              status: last.status as 'succeeded' | 'failed',
-              finishedAt: last.finished_at === null ? null : new Date(last.finished_at).toISOString(),
-              errorCode: last.error_code,
-            },
-      consecutiveFailures: streak,
-    });
-  }
-  return out;
-}
-
 /** The health verdict: the database answered and no tenant failed its last N runs. */
 export function healthVerdict(tenants: readonly TenantHealth[]): 'ok' | 'unhealthy' {
   return tenants.some((t) => t.consecutiveFailures >= UNHEALTHY_AFTER_FAILURES) ? 'unhealthy' : 'ok';
-}
-
-/** Creation time of each tenant's checkpoint entry (the newest stored entry). */
-export async function readCheckpointTimes(
-  db: Session,
-  tenants: readonly string[],
-): Promise<Map<string, Date>> {
-  const out = new Map<string, Date>();
-  if (tenants.length === 0) return out;
-  const rows = await db
-    .selectFrom('govtrail.checkpoint')
-    .select(['tenant_id', 'entry_created_at'])
-    .where('tenant_id', 'in', [...tenants])
-    .execute();
-  for (const r of rows) out.set(r.tenant_id, new Date(r.entry_created_at));
-  return out;
 }

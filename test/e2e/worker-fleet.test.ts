@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TenantConfig } from '../../src/config.js';
+import type { TenantConfig } from '../../src/config/settings.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { slotAfter } from '../../src/worker/slots.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';

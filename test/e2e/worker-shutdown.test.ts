@@ -5,10 +5,10 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { syncTenant } from '../../src/app/tenant-run.js';
 import { runCli } from '../../src/cli.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { syncTenant } from '../../src/sync/service.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { capturingLogger, testConfig, truthIds } from '../helpers/harness.js';
 

@@ -2,7 +2,7 @@
  * One realistic high alert (AIGOV-002, a loosening with a ticket), as the sinks receive it: the
  * fixture every sink test sends.
  */
-import type { AlertMessage } from '../../src/alerts/types.js';
+import type { AlertMessage } from '../../src/core/alert.js';
 
 export function sampleAlert(createdAt: Date): AlertMessage {
   return {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import type { AlertContext } from '../../src/alerts/types.js';
+import type { AlertContext } from '../../src/core/alert.js';
 import type { EntrySpec, Sandbox, SandboxEntry } from '../../src/sandbox/index.js';
 import type { Session } from '../../src/store/database.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';

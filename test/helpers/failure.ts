@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
+import { GovtrailError } from '../../src/core/errors.js';
 
 /** The GovtrailError a promise rejects with; fails the test when it resolves or throws anything else. */
 export async function failure(promise: Promise<unknown>): Promise<GovtrailError> {

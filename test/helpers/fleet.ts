@@ -3,7 +3,7 @@
  * test, and the run ledger read per schedule slot.
  */
 import { sql } from 'kysely';
-import type { TenantConfig } from '../../src/config.js';
+import type { TenantConfig } from '../../src/config/settings.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import type { Session } from '../../src/store/database.js';
 import type { EngineTuning } from '../../src/worker/engine.js';

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 

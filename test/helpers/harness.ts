@@ -3,13 +3,13 @@
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createAlerting } from '../../src/alerts/setup.js';
-import { type Config, loadConfig, type TenantConfig } from '../../src/config.js';
-import type { Logger } from '../../src/logger.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { syncTenant } from '../../src/app/tenant-run.js';
+import { type Config, loadConfig, type TenantConfig } from '../../src/config/settings.js';
+import type { Logger } from '../../src/runtime/logger.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import type { Database } from '../../src/store/database.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';
-import { syncTenant } from '../../src/sync/service.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A logger whose lines are kept, to assert on (and to scan for secrets). */

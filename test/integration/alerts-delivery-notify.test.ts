@@ -4,8 +4,8 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
 import { ALERT_CHANNEL } from '../../src/alerts/sinks/index.js';
+import { createAlerting } from '../../src/app/alerting.js';
 import { alertRows, deliveryRows, runScenario } from '../helpers/alerts.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import type { Harness } from '../helpers/harness.js';

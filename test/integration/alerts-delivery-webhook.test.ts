@@ -7,9 +7,9 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverPending, deliveryIdFor } from '../../src/alerts/deliver.js';
-import { type Alerting, createAlerting } from '../../src/alerts/setup.js';
-import { silentLogger } from '../../src/logger.js';
-import { deliveryStore } from '../../src/store/alerts.js';
+import { type Alerting, createAlerting } from '../../src/app/alerting.js';
+import { silentLogger } from '../../src/runtime/logger.js';
+import { deliveryStore } from '../../src/store/write/outbox.js';
 import {
   type AlertRow,
   alertRows,

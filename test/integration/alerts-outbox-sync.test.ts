@@ -4,7 +4,7 @@
  * sync never duplicates an alert or sends it again.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
 import {
   alertRows,

@@ -6,7 +6,7 @@
  * govtrail.alert rows.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AlertChange } from '../../src/alerts/types.js';
+import type { AlertChange } from '../../src/core/alert.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
 import {
   type AlertRow,

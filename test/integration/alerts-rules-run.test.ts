@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
 import { runCli } from '../../src/cli.js';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { alertRows, rulesFile, runScenario } from '../helpers/alerts.js';
 import { createHarness, type Harness, testConfig } from '../helpers/harness.js';
 

@@ -6,9 +6,9 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmailSink, createSinks, DeliveryError } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage, Sink } from '../../src/alerts/types.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/config/settings.js';
+import type { AlertMessage, Sink } from '../../src/core/alert.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 import { hasOpenssl, makeCertificates } from '../helpers/certificates.js';
 

@@ -10,9 +10,9 @@ import {
   deliveryIdFor,
 } from '../../src/alerts/deliver.js';
 import { createSlackSink, createWebhookSink } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage } from '../../src/alerts/types.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import type { AlertMessage } from '../../src/core/alert.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 
 const T0 = new Date('2025-03-04T00:00:00.000Z');

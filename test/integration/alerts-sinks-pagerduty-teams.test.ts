@@ -15,8 +15,8 @@ import {
   deliveryIdFor,
 } from '../../src/alerts/deliver.js';
 import { createPagerDutySink, createTeamsSink, DeliveryError } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage, Sink } from '../../src/alerts/types.js';
-import { silentLogger } from '../../src/logger.js';
+import type { AlertMessage, Sink } from '../../src/core/alert.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 
 const KEY = 'R0UT1NGKEY0123456789abcdefABCDEF';

@@ -13,9 +13,9 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliveryStore, type DueDelivery, deliverPending } from '../../src/alerts/deliver.js';
 import { createSinks, createSplunkHecSink, DeliveryError } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage, Sink } from '../../src/alerts/types.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/config/settings.js';
+import type { AlertMessage, Sink } from '../../src/core/alert.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSinks, createWebhookSink } from '../../src/alerts/sinks/index.js';
-import type { Sink } from '../../src/alerts/types.js';
-import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/config/settings.js';
+import type { Sink } from '../../src/core/alert.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 

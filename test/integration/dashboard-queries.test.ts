@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_FILE, type DashboardQuery, dashboardQueries } from '../../scripts/dashboard.js';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import type { Session } from '../../src/store/database.js';
-import { reconcileTenant } from '../../src/sync/service.js';
 import { expandGrafanaSql, grafanaInterval, type TimeRange } from '../helpers/grafana-macros.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/export/evidence.js';
+import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/outputs/evidence/evidence.js';
 import { parseCsv } from '../helpers/csv.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

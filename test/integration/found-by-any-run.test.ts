@@ -15,12 +15,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import { runCli } from '../../src/cli.js';
-import { contentHash } from '../../src/normalise/canonical.js';
+import { contentHash } from '../../src/core/normalise/canonical.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
 import { runSync } from '../../src/sync/run.js';
-import { reconcileTenant } from '../../src/sync/service.js';
 import { alertRows, appendSteps, DAY, idOf } from '../helpers/alerts.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -8,15 +8,15 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import {
   alertToDetectionFinding,
   entryToEntityManagement,
   type OcsfDetectionFinding,
   type OcsfEntityManagement,
-} from '../../src/ocsf/index.js';
-import { iterateOcsfAlerts, iterateOcsfEntries } from '../../src/store/ocsf-read.js';
-import { reconcileTenant } from '../../src/sync/service.js';
+} from '../../src/core/ocsf/index.js';
+import { iterateOcsfAlerts, iterateOcsfEntries } from '../../src/store/read/ocsf.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { ocsfProblems } from '../helpers/ocsf.js';
 

@@ -7,10 +7,10 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
-import { verifyStore } from '../../src/store/verify.js';
-import { reconcileTenant } from '../../src/sync/service.js';
+import { verifyStore } from '../../src/store/verify/verify.js';
 import { alertRows, fieldChanges } from '../helpers/alerts.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

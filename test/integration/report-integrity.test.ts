@@ -8,13 +8,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import { writeReport } from '../../src/commands/report.js';
-import { loadReportData } from '../../src/report/data.js';
-import { renderReport } from '../../src/report/html.js';
+import { loadReportData } from '../../src/outputs/report/data.js';
+import { renderReport } from '../../src/outputs/report/html.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';
-import { reconcileTenant } from '../../src/sync/service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const PAGE = { pageSize: 10 };

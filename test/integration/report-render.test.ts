@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../src/commands/report.js';
-import { loadReportData } from '../../src/report/data.js';
+import { loadReportData } from '../../src/outputs/report/data.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';

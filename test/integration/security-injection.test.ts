@@ -6,10 +6,10 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
-import { TenantApiClient } from '../../src/tenant-api/client.js';
+import { loadConfig } from '../../src/config/settings.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
+import { TenantApiClient } from '../../src/source/client.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness, testConfig } from '../helpers/harness.js';
 

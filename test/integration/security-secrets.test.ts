@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRulePack } from '../../src/alerts/rule-schema.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/settings.js';
+import { parseRulePack } from '../../src/core/rules/pack-schema.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

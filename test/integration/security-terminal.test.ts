@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { syslogMessage } from '../../src/alerts/sinks/syslog.js';
 import { runCli } from '../../src/cli.js';
-import { terminalJson, terminalLine } from '../../src/terminal.js';
+import { terminalJson, terminalLine } from '../../src/runtime/terminal.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -7,19 +7,18 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diffSnapshots } from '../../src/changes/diff.js';
-import { silentLogger } from '../../src/logger.js';
-import { rowHash, toJsonbText } from '../../src/normalise/canonical.js';
-import { normaliseEntry } from '../../src/normalise/entry.js';
-import type { NormalisedEntry } from '../../src/normalise/types.js';
-import { insertFieldChanges } from '../../src/store/changes.js';
+import { diffSnapshots, isDiffBase } from '../../src/core/diff.js';
+import { rowHash, toJsonbText } from '../../src/core/normalise/canonical.js';
+import { normaliseEntry } from '../../src/core/normalise/entry.js';
+import type { NormalisedEntry } from '../../src/core/normalise/types.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { copyRows } from '../../src/store/copy.js';
 import { type CopyValue, encodeCopyRows } from '../../src/store/copy-format.js';
 import { type Database, openDatabase, type Session } from '../../src/store/database.js';
-import { insertEntries } from '../../src/store/history.js';
 import { migrate } from '../../src/store/migrate.js';
-import { verifyStore } from '../../src/store/verify.js';
-import { isDiffBase } from '../../src/sync/backfill-walk.js';
+import { verifyStore } from '../../src/store/verify/verify.js';
+import { insertEntries } from '../../src/store/write/entries.js';
+import { insertFieldChanges } from '../../src/store/write/field-changes.js';
 import { createTestDatabase, NEEDS_SERVER, onServer } from '../helpers/database.js';
 
 interface Backend {

@@ -4,9 +4,9 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TenantApiClient } from '../../src/source/client.js';
 import { openDatabase } from '../../src/store/database.js';
 import { runSync } from '../../src/sync/run.js';
-import { TenantApiClient } from '../../src/tenant-api/client.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { compareWithTruth, partialEntries, storedState } from '../helpers/state.js';

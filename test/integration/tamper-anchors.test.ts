@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRunAnchorer } from '../../src/anchor/after-run.js';
 import { runCli } from '../../src/cli.js';
-import { silentLogger } from '../../src/logger.js';
-import { contentHash, rowHash } from '../../src/normalise/canonical.js';
+import { contentHash, rowHash } from '../../src/core/normalise/canonical.js';
+import { createRunAnchorer } from '../../src/outputs/anchor/after-run.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness, testConfig } from '../helpers/harness.js';
 

@@ -10,15 +10,15 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
-import { silentLogger } from '../../src/logger.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant, syncTenant } from '../../src/app/tenant-run.js';
+import { startWorkerService } from '../../src/app/worker.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
-import { verifyStore } from '../../src/store/verify.js';
-import { reconcileTenant, syncTenant } from '../../src/sync/service.js';
+import { verifyStore } from '../../src/store/verify/verify.js';
 import { installEngine } from '../../src/worker/engine.js';
-import { startWorkerService } from '../../src/worker/service.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';

@@ -4,8 +4,8 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowHash } from '../../src/normalise/canonical.js';
-import { verifyStore } from '../../src/store/verify.js';
+import { rowHash } from '../../src/core/normalise/canonical.js';
+import { verifyStore } from '../../src/store/verify/verify.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

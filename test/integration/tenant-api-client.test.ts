@@ -6,12 +6,12 @@
 import { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpConfig } from '../../src/config.js';
-import type { GovtrailError } from '../../src/errors.js';
-import { createLogger, silentLogger } from '../../src/logger.js';
+import type { HttpConfig } from '../../src/config/settings.js';
+import type { GovtrailError } from '../../src/core/errors.js';
+import type { HistoryPage } from '../../src/core/wire.js';
+import { createLogger, silentLogger } from '../../src/runtime/logger.js';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { createHttpAgent, TenantApiClient, type TenantApiClientOptions } from '../../src/tenant-api/index.js';
-import type { HistoryPage } from '../../src/wire.js';
+import { createHttpAgent, TenantApiClient, type TenantApiClientOptions } from '../../src/source/index.js';
 import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {

@@ -5,10 +5,10 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
-import { createHttpAgent, TenantApiClient } from '../../src/tenant-api/index.js';
+import type { HttpConfig } from '../../src/config/settings.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
+import { createHttpAgent, TenantApiClient } from '../../src/source/index.js';
 
 const SECRET = 'redirect-test-client-secret';
 const TOKEN = 'redirect-test-access-token';

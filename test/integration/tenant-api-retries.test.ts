@@ -3,17 +3,17 @@
  * configured tiny (1–5 ms backoff, small Retry-After caps) so retries do not slow the suite.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import type { HttpConfig } from '../../src/config/settings.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import type { HistoryPage } from '../../src/core/wire.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import {
   createHttpAgent,
   type RetryInfo,
   TenantApiClient,
   type TenantApiClientOptions,
-} from '../../src/tenant-api/index.js';
-import type { HistoryPage } from '../../src/wire.js';
+} from '../../src/source/index.js';
 import { failure } from '../helpers/failure.js';
 
 const FAST: HttpConfig = {

@@ -1,5 +1,5 @@
 /**
- * The tenant registry (issue 18, sql/0007, src/store/tenant-registry.ts, `govtrail tenants …`):
+ * The tenant registry (issue 18, sql/0007, src/store/write/tenant-registry.ts, `govtrail tenants …`):
  * retiring a tenant keeps every row of its history and takes it out of exporter_health and the
  * dashboard's tenant list; disable and enable round-trip, and govtrail sync skips a tenant that is
  * not active; a configuration reload never re-enables a tenant an operator disabled or retired; no
@@ -17,11 +17,15 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { DASHBOARD_FILE, dashboardQueries } from '../../scripts/dashboard.js';
 import { runCli } from '../../src/cli.js';
-import type { TenantConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/logger.js';
+import type { TenantConfig } from '../../src/config/settings.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import { type Database, openDatabase, type Session } from '../../src/store/database.js';
 import { migrate, readMigrations } from '../../src/store/migrate.js';
-import { schedulableTenants, setTenantStatus, syncTenantRegistry } from '../../src/store/tenant-registry.js';
+import {
+  schedulableTenants,
+  setTenantStatus,
+  syncTenantRegistry,
+} from '../../src/store/write/tenant-registry.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

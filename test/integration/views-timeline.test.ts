@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
-import { findSettingsAsOf } from '../../src/store/views.js';
+import { findSettingsAsOf } from '../../src/store/read/views.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness;

@@ -6,11 +6,11 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startWorkerService, type WorkerService } from '../../src/app/worker.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { ENGINE_SCHEMA, QUEUES } from '../../src/worker/engine.js';
-import { startWorkerService, type WorkerService } from '../../src/worker/service.js';
 import { slotAtOrBefore } from '../../src/worker/slots.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { FAST_ENGINE, ledgerBySlot, sandboxTenants } from '../helpers/fleet.js';

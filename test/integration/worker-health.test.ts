@@ -5,10 +5,10 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TenantConfig } from '../../src/config.js';
+import { startWorkerService, type WorkerService } from '../../src/app/worker.js';
+import type { TenantConfig } from '../../src/config/settings.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { openDatabase } from '../../src/store/database.js';
-import { startWorkerService, type WorkerService } from '../../src/worker/service.js';
 import { UNHEALTHY_AFTER_FAILURES } from '../../src/worker/status.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { FAST_ENGINE, runSlotNow } from '../helpers/fleet.js';

@@ -5,10 +5,10 @@
  * across the two, with no `skipped` row in the ledger.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { TenantConfig } from '../../src/config.js';
+import { startWorkerService, type WorkerService } from '../../src/app/worker.js';
+import type { TenantConfig } from '../../src/config/settings.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { openDatabase } from '../../src/store/database.js';
-import { startWorkerService, type WorkerService } from '../../src/worker/service.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { FAST_ENGINE, ledgerBySlot, sandboxTenants, slotTally } from '../helpers/fleet.js';
 import { capturingLogger, testConfig } from '../helpers/harness.js';

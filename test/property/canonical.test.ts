@@ -12,7 +12,7 @@ import {
   rowHash,
   rowHashOfText,
   toJsonbText,
-} from '../../src/normalise/canonical.js';
+} from '../../src/core/normalise/canonical.js';
 
 // CI draws with one fixed seed, so a landing does not hang on a lucky draw; elsewhere every run
 // draws anew. Known open case: objects holding a `__proto__` key next to keys with characters

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { entryKeyOf, normaliseEntry } from '../../src/normalise/entry.js';
+import { entryKeyOf, normaliseEntry } from '../../src/core/normalise/entry.js';
 
 const anyJson = fc.jsonValue({ maxDepth: 2 });
 const id = fc.oneof(

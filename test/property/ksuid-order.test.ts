@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ksuidTime } from '../../src/normalise/ksuid.js';
+import { ksuidTime } from '../../src/core/normalise/ksuid.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/normalise/duration.js';
-import { normaliseEntry } from '../../src/normalise/entry.js';
-import { parseTimestamp } from '../../src/normalise/time.js';
+import { parseDuration } from '../../src/core/normalise/duration.js';
+import { normaliseEntry } from '../../src/core/normalise/entry.js';
+import { parseTimestamp } from '../../src/core/normalise/time.js';
 
 /** Anything JSON, with a bias towards the awkward. */
 const anyJson = fc.jsonValue({ maxDepth: 3 });

@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
-import { loadConfig, type SinkConfig, sinkSecrets } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
-import { scrubSecrets, silentLogger } from '../../src/logger.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { loadConfig, type SinkConfig, sinkSecrets } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { scrubSecrets, silentLogger } from '../../src/runtime/logger.js';
 import type { Database } from '../../src/store/database.js';
 
 const KEY = 'R0UT1NGKEY0123456789abcdefABCDEF';

@@ -11,9 +11,9 @@ import {
   RETRY_MAX_DELAY_MS,
 } from '../../src/alerts/deliver.js';
 import { retryableFailure } from '../../src/alerts/sinks/failure.js';
-import type { AlertMessage, BatchItem, DeliveryAttempt, Sink } from '../../src/alerts/types.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import type { AlertMessage, BatchItem, DeliveryAttempt, Sink } from '../../src/core/alert.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 
 const T0 = new Date('2025-03-04T00:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

@@ -7,7 +7,7 @@ import {
   escapeHtml,
   isPermanentSmtpError,
 } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage } from '../../src/alerts/types.js';
+import type { AlertMessage } from '../../src/core/alert.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 
 const T0 = new Date('2025-03-04T00:00:00.123Z');

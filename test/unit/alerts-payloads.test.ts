@@ -13,7 +13,7 @@ import {
   teamsMessage,
 } from '../../src/alerts/sinks/index.js';
 import { TEAMS_BUDGET_BYTES } from '../../src/alerts/sinks/teams.js';
-import type { AlertChange, AlertMessage } from '../../src/alerts/types.js';
+import type { AlertChange, AlertMessage } from '../../src/core/alert.js';
 
 const KEY = 'R0UT1NGKEY0123456789abcdefABCDEF';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type RoutedSink, routeAllows, sinksFor } from '../../src/alerts/routing.js';
+import { type RoutedSink, routeAllows, sinksFor } from '../../src/core/routing.js';
 
 const HIGH = { severity: 'high', ruleId: 'AIGOV-002', tenantId: 'acme' } as const;
 const LOW = { severity: 'low', ruleId: 'AIGOV-013', tenantId: 'acme' } as const;

@@ -2,18 +2,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultRulesPath, loadRulePack } from '../../src/config/rule-pack.js';
+import { DEFAULT_RANKS, diffSnapshots } from '../../src/core/diff.js';
+import { GovtrailError } from '../../src/core/errors.js';
 import {
-  defaultRulesPath,
   evaluateRules,
-  loadRulePack,
   parseRulePack,
   type RuleContext,
   type RulePack,
   syncFailingAlert,
-} from '../../src/alerts/rules.js';
-import { DEFAULT_RANKS, diffSnapshots } from '../../src/changes/diff.js';
-import { GovtrailError } from '../../src/errors.js';
-import type { WireSettings } from '../../src/wire.js';
+} from '../../src/core/rules/rules.js';
+import type { WireSettings } from '../../src/core/wire.js';
 
 const DEFAULT_YAML = readFileSync(defaultRulesPath(), 'utf8');
 const AT = '2025-03-04T05:06:07.000000000Z';

@@ -7,25 +7,24 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseWindowSeconds } from '../../src/alerts/rule-schema.js';
+import { defaultRulesPath, loadRulePack } from '../../src/config/rule-pack.js';
+import { diffSnapshots } from '../../src/core/diff.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import type { AnnotationRow, EntryRow } from '../../src/core/normalise/types.js';
+import { parseWindowSeconds } from '../../src/core/rules/pack-schema.js';
 import {
   backfillDigest,
   type DiscrepancyFacts,
-  defaultRulesPath,
   discrepancyAlerts,
   evaluateRules,
   firingRuleIds,
-  loadRulePack,
   parseRulePack,
   type RuleContext,
   type RulePack,
   syncFailingAlert,
   unrecognisedValues,
-} from '../../src/alerts/rules.js';
-import { diffSnapshots } from '../../src/changes/diff.js';
-import { GovtrailError } from '../../src/errors.js';
-import type { AnnotationRow, EntryRow } from '../../src/normalise/types.js';
-import type { WireSettings } from '../../src/wire.js';
+} from '../../src/core/rules/rules.js';
+import type { WireSettings } from '../../src/core/wire.js';
 
 const TENANT = 'acme';
 const ENTRY_ID = '2vYJmWBbS0sLCn3sYc6l1jOQ2bX';

@@ -1,24 +1,23 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { defaultRulesPath, loadRulePack } from '../../src/config/rule-pack.js';
+import type { AlertDraft } from '../../src/core/alert.js';
+import { diffSnapshots } from '../../src/core/diff.js';
+import type { AnnotationRow, EntryRow } from '../../src/core/normalise/types.js';
 import {
   backfillDigest,
   type DiscrepancyFacts,
-  defaultRulesPath,
   discrepancyAlerts,
   evaluateRules,
   isDiscrepancyLevel,
   isRunLevel,
-  loadRulePack,
   parseRulePack,
   type RuleContext,
   type RulePack,
   syncFailingAlert,
-} from '../../src/alerts/rules.js';
-import type { AlertDraft } from '../../src/alerts/types.js';
-import { diffSnapshots } from '../../src/changes/diff.js';
-import type { AnnotationRow, EntryRow } from '../../src/normalise/types.js';
-import type { WireSettings } from '../../src/wire.js';
+} from '../../src/core/rules/rules.js';
+import type { WireSettings } from '../../src/core/wire.js';
 
 const pack = loadRulePack();
 const TENANT = 'acme';

@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, sinkSecrets } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig, sinkSecrets } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 const TOKEN = '0c1f5a2e-6b7d-4e8f-9a0b-1c2d3e4f5a6b';
 

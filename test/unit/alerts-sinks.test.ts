@@ -11,10 +11,10 @@ import {
   slackPayload,
   webhookPayload,
 } from '../../src/alerts/sinks/index.js';
-import type { AlertMessage } from '../../src/alerts/types.js';
-import { loadConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/config/settings.js';
+import type { AlertMessage } from '../../src/core/alert.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 
 const ALERT: AlertMessage = {
   alertId: '42',

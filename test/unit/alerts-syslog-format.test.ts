@@ -13,9 +13,9 @@ import {
   syslogMessage,
 } from '../../src/alerts/sinks/index.js';
 import { headerField } from '../../src/alerts/sinks/syslog.js';
-import type { AlertMessage, Severity } from '../../src/alerts/types.js';
-import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig } from '../../src/config/settings.js';
+import type { AlertMessage, Severity } from '../../src/core/alert.js';
+import { ConfigError } from '../../src/core/errors.js';
 import { sampleAlert } from '../helpers/alert-message.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 

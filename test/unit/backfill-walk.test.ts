@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadRulePack } from '../../src/alerts/rules.js';
-import { normaliseEntry } from '../../src/normalise/entry.js';
-import type { NormalisedEntry } from '../../src/normalise/types.js';
+import { loadRulePack } from '../../src/config/rule-pack.js';
+import { normaliseEntry } from '../../src/core/normalise/entry.js';
+import type { NormalisedEntry } from '../../src/core/normalise/types.js';
 import { BackfillWalk, canWalkInMemory, storedPosition } from '../../src/sync/backfill-walk.js';
 
 const pack = loadRulePack();

@@ -9,8 +9,8 @@ import {
   diffSnapshots,
   isDiffFieldName,
   wireNameOf,
-} from '../../src/changes/diff.js';
-import type { WireSettings } from '../../src/wire.js';
+} from '../../src/core/diff.js';
+import type { WireSettings } from '../../src/core/wire.js';
 
 const P = 'MCP_CLIENT_TYPE_PERSONAL';
 /** A snapshot with values of unexpected types, as the wire can carry them (any field may hold anything). */

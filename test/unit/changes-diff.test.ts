@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RANKS, type Direction, diffSnapshots, type FieldChange } from '../../src/changes/diff.js';
-import type { WireSettings } from '../../src/wire.js';
+import { DEFAULT_RANKS, type Direction, diffSnapshots, type FieldChange } from '../../src/core/diff.js';
+import type { WireSettings } from '../../src/core/wire.js';
 
 /** The one change of `field` between two snapshots (fails when there is not exactly one row for it). */
 function change(

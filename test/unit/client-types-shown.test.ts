@@ -5,9 +5,9 @@
  * (issue 20, item 15). A value that was not a list at all (NULL, allows_all false) stays "unset".
  */
 import { describe, expect, it } from 'vitest';
-import { ALL_CLIENT_TYPES, formatValue, settingInForce } from '../../src/alerts/format.js';
-import { postureTimeline } from '../../src/report/charts.js';
-import type { TimelineRow } from '../../src/store/views.js';
+import { ALL_CLIENT_TYPES, formatValue, settingInForce } from '../../src/core/format.js';
+import { postureTimeline } from '../../src/outputs/report/charts.js';
+import type { TimelineRow } from '../../src/store/read/views.js';
 
 const FIELD = 'allowed_client_types';
 

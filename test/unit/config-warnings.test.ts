@@ -8,9 +8,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { configWarnings, knownVariables } from '../../src/config-warnings.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig } from '../../src/config/settings.js';
+import { configWarnings, knownVariables } from '../../src/config/warnings.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 function configFile(text: string): string {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-cfg-')), 'govtrail.yaml');

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDurationSetting } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig, parseDurationSetting } from '../../src/config/settings.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 const load = (env: Record<string, string>, cwd?: string) =>
   loadConfig(env, { dotenv: false, ...(cwd ? { cwd } : {}) });

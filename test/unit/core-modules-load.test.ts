@@ -7,17 +7,17 @@
 import { describe, expect, it } from 'vitest';
 
 const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
-  ['normalise/canonical', () => import('../../src/normalise/canonical.js')],
-  ['normalise/duration', () => import('../../src/normalise/duration.js')],
-  ['normalise/entry', () => import('../../src/normalise/entry.js')],
-  ['normalise/fields', () => import('../../src/normalise/fields.js')],
-  ['normalise/ksuid', () => import('../../src/normalise/ksuid.js')],
-  ['normalise/time', () => import('../../src/normalise/time.js')],
-  ['changes/diff', () => import('../../src/changes/diff.js')],
-  ['alerts/rule-schema', () => import('../../src/alerts/rule-schema.js')],
-  ['alerts/rules', () => import('../../src/alerts/rules.js')],
-  ['tenant-api/backoff', () => import('../../src/tenant-api/backoff.js')],
-  ['sync/stop-rule', () => import('../../src/sync/stop-rule.js')],
+  ['normalise/canonical', () => import('../../src/core/normalise/canonical.js')],
+  ['normalise/duration', () => import('../../src/core/normalise/duration.js')],
+  ['normalise/entry', () => import('../../src/core/normalise/entry.js')],
+  ['normalise/fields', () => import('../../src/core/normalise/fields.js')],
+  ['normalise/ksuid', () => import('../../src/core/normalise/ksuid.js')],
+  ['normalise/time', () => import('../../src/core/normalise/time.js')],
+  ['changes/diff', () => import('../../src/core/diff.js')],
+  ['alerts/rule-schema', () => import('../../src/core/rules/pack-schema.js')],
+  ['alerts/rules', () => import('../../src/core/rules/rules.js')],
+  ['tenant-api/backoff', () => import('../../src/core/backoff.js')],
+  ['sync/stop-rule', () => import('../../src/core/stop-rule.js')],
   ['sync/served', () => import('../../src/sync/served.js')],
 ];
 

@@ -4,20 +4,20 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, GovtrailError } from '../../src/errors.js';
-import { CoverageTracker } from '../../src/export/pack/coverage.js';
-import { parseManifest, serialiseManifest } from '../../src/export/pack/manifest.js';
-import { findValueOrigins, SettingPeriodBuilder } from '../../src/export/pack/periods.js';
-import { TimelineSampler } from '../../src/export/pack/report.js';
-import { scheduleIntervalMs } from '../../src/export/pack/schedule.js';
+import { ConfigError, GovtrailError } from '../../src/core/errors.js';
+import { CoverageTracker } from '../../src/outputs/pack/coverage.js';
+import { parseManifest, serialiseManifest } from '../../src/outputs/pack/manifest.js';
+import { findValueOrigins, SettingPeriodBuilder } from '../../src/outputs/pack/periods.js';
+import { TimelineSampler } from '../../src/outputs/pack/report-html.js';
+import { scheduleIntervalMs } from '../../src/outputs/pack/schedule.js';
 import {
   keyThumbprint,
   parseSigningKey,
   parseVerificationKey,
   signDetached,
   verifyDetached,
-} from '../../src/export/pack/signing.js';
-import type { TimelineEntry } from '../../src/store/evidence-pack.js';
+} from '../../src/outputs/pack/signing.js';
+import type { TimelineEntry } from '../../src/store/read/evidence-pack.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -3,7 +3,7 @@
  * a small independent RFC 4180 parser rather than by comparing strings.
  */
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvRow } from '../../src/export/csv.js';
+import { csvCell, csvRow } from '../../src/outputs/evidence/csv.js';
 import { parseCsv } from '../helpers/csv.js';
 
 const NASTY = [

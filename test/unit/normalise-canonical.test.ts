@@ -10,7 +10,7 @@ import {
   contentHashOfText,
   rowHash,
   toJsonbText,
-} from '../../src/normalise/canonical.js';
+} from '../../src/core/normalise/canonical.js';
 
 function sha256(previous: Uint8Array, text: string): string {
   return createHash('sha256').update(previous).update(text).digest('hex');

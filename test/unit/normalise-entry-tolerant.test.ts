@@ -4,8 +4,8 @@
  * is the default, not "unknown". Every test asserts the exact rows and warnings.
  */
 import { describe, expect, it } from 'vitest';
-import { entryKeyOf, normaliseEntry } from '../../src/normalise/entry.js';
-import type { AnnotationRow, NormalisedEntry, SnapshotRow } from '../../src/normalise/types.js';
+import { entryKeyOf, normaliseEntry } from '../../src/core/normalise/entry.js';
+import type { AnnotationRow, NormalisedEntry, SnapshotRow } from '../../src/core/normalise/types.js';
 
 /** KSUID of 2017-10-10T04:00:47Z (the example of the reference implementation's README). */
 const KSUID = '0ujtsYcgvSTl8PAuAdqWYSMnLOv';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, rowHash, toJsonbText } from '../../src/normalise/canonical.js';
-import { parseDuration } from '../../src/normalise/duration.js';
-import { normaliseEntry } from '../../src/normalise/entry.js';
-import { ksuidTime } from '../../src/normalise/ksuid.js';
-import { parseTimestamp, subtractMs } from '../../src/normalise/time.js';
+import { canonicalJson, rowHash, toJsonbText } from '../../src/core/normalise/canonical.js';
+import { parseDuration } from '../../src/core/normalise/duration.js';
+import { normaliseEntry } from '../../src/core/normalise/entry.js';
+import { ksuidTime } from '../../src/core/normalise/ksuid.js';
+import { parseTimestamp, subtractMs } from '../../src/core/normalise/time.js';
 
 const full = {
   metadata: {

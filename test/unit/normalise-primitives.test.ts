@@ -3,15 +3,15 @@
  * table of settings_snapshot columns (data-model.md).
  */
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/normalise/duration.js';
+import { parseDuration } from '../../src/core/normalise/duration.js';
 import {
   MAPPED_LIFECYCLE_KEYS,
   MAPPED_TOP_LEVEL_KEYS,
   readWireField,
   SNAPSHOT_FIELDS,
-} from '../../src/normalise/fields.js';
-import { isKsuid, ksuidTime } from '../../src/normalise/ksuid.js';
-import { dateKey, parseTimestamp, subtractMs } from '../../src/normalise/time.js';
+} from '../../src/core/normalise/fields.js';
+import { isKsuid, ksuidTime } from '../../src/core/normalise/ksuid.js';
+import { dateKey, parseTimestamp, subtractMs } from '../../src/core/normalise/time.js';
 
 describe('parseTimestamp', () => {
   it('reads UTC times, before and after 1970, into a nine-digit key and a millisecond Date', () => {

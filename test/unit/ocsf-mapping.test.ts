@@ -5,15 +5,15 @@
  * the finding's ids, hostile strings; every event built here validates against the 1.8.0 export.
  */
 import { describe, expect, it } from 'vitest';
-import type { AlertChange, AlertContext, AlertMessage, Severity } from '../../src/alerts/types.js';
-import type { FieldChange } from '../../src/changes/diff.js';
+import type { AlertChange, AlertContext, AlertMessage, Severity } from '../../src/core/alert.js';
+import type { FieldChange } from '../../src/core/diff.js';
 import {
   alertToDetectionFinding,
   entryToEntityManagement,
   type OcsfEntryInput,
   type OcsfOptions,
   settingsEntityUid,
-} from '../../src/ocsf/index.js';
+} from '../../src/core/ocsf/index.js';
 import { validateOcsfEvent } from '../helpers/ocsf.js';
 
 const options: OcsfOptions = { now: new Date('2026-03-01T12:00:00.000Z'), productVersion: '9.8.7' };

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AlertMessage } from '../../src/alerts/types.js';
+import type { AlertMessage } from '../../src/core/alert.js';
 import {
   ANALYTIC_RULE,
   alertToDetectionFinding,
@@ -23,7 +23,7 @@ import {
   RESOURCE_ROLE_TARGET,
   SEVERITY_CAPTIONS,
   STATUS_SUCCESS,
-} from '../../src/ocsf/index.js';
+} from '../../src/core/ocsf/index.js';
 import { loadOcsfSchema, OCSF_FIXTURES, ocsfClassOf, validateOcsfEvent } from '../helpers/ocsf.js';
 
 const options = { now: new Date('2026-03-01T12:00:00Z'), productVersion: '1.2.3' };

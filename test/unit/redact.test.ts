@@ -1,9 +1,9 @@
 /**
- * The one redaction step (src/redact.ts): every form of a registered secret, the secret-bearing
+ * The one redaction step (src/core/redact.ts): every form of a registered secret, the secret-bearing
  * parts of sink URLs, header credentials, and redaction before any cut.
  */
 import { describe, expect, it } from 'vitest';
-import { clip, REDACTED, redact, redactCut, registerSecret, urlSecretParts } from '../../src/redact.js';
+import { clip, REDACTED, redact, redactCut, registerSecret, urlSecretParts } from '../../src/core/redact.js';
 
 /** 60 characters, with `+`, `/`, `=` and a space-free mix that form-encoding changes. */
 const SECRET = 'Zk9+Q2xpZW50/U2VjcmV0=Wm9vK3Rlc3Q/aGFyZGVu+MDEyMzQ1Njc4OQ==a';

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { type FleetProgress, fleetProgress } from '../../src/commands/progress.js';
 import { syncFleet } from '../../src/commands/sync-fleet.js';
-import type { TenantConfig } from '../../src/config.js';
-import { GovtrailError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logger.js';
+import type { TenantConfig } from '../../src/config/settings.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/runtime/logger.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';
 import { emptyCounters } from '../../src/sync/steps.js';
 

@@ -4,7 +4,7 @@
  * further distinct content of an id is kept, once, with its hash.
  */
 import { describe, expect, it } from 'vitest';
-import { contentHash } from '../../src/normalise/canonical.js';
+import { contentHash } from '../../src/core/normalise/canonical.js';
 import { groupServed, type KeyedServed } from '../../src/sync/served.js';
 
 function served(id: string, raw: Record<string, unknown>): KeyedServed {

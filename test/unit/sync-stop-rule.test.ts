@@ -9,7 +9,7 @@ import {
   lookbackBound,
   pageReachesCheckpoint,
   storedKey,
-} from '../../src/sync/stop-rule.js';
+} from '../../src/core/stop-rule.js';
 
 const C: KeyedPosition = {
   createdAtKey: '2025-03-04T10:15:00.123456789Z',

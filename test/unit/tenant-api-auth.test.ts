@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
+import { GovtrailError } from '../../src/core/errors.js';
 import {
   ASSERTION_LIFETIME_S,
   assertionAudience,
@@ -9,7 +9,7 @@ import {
   KEY_SECRET_PREFIX,
   parseClientSecret,
   signClientAssertion,
-} from '../../src/tenant-api/auth.js';
+} from '../../src/source/auth.js';
 
 function ed25519Jwk(): Ed25519PrivateJwk {
   const { privateKey } = generateKeyPairSync('ed25519');

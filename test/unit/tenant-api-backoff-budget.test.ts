@@ -3,8 +3,8 @@
  * minutes). The error carries a stable code, the last error as cause and the figures in details.
  */
 import { describe, expect, it } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
-import { RetryBudget } from '../../src/tenant-api/backoff.js';
+import { RetryBudget } from '../../src/core/backoff.js';
+import { GovtrailError } from '../../src/core/errors.js';
 
 function exhaust(budget: RetryBudget, delayMs: number, last: GovtrailError): GovtrailError {
   try {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
-import { backoffDelay, parseRetryAfter, RetryBudget } from '../../src/tenant-api/backoff.js';
+import { backoffDelay, parseRetryAfter, RetryBudget } from '../../src/core/backoff.js';
+import { GovtrailError } from '../../src/core/errors.js';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const CAP = 300_000;

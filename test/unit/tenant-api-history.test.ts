@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
+import { GovtrailError } from '../../src/core/errors.js';
+import type { HistoryPage } from '../../src/core/wire.js';
 import {
   type FetchHistoryPage,
   type HistoryPageQuery,
   pageHistory,
   parseHistoryPage,
-} from '../../src/tenant-api/history.js';
-import type { HistoryPage } from '../../src/wire.js';
+} from '../../src/source/pager.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

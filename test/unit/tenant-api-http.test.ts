@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { registerSecret } from '../../src/logger.js';
-import { describeErrorBody, networkErrorCode, statusError } from '../../src/tenant-api/http.js';
+import { registerSecret } from '../../src/runtime/logger.js';
+import { describeErrorBody, networkErrorCode, statusError } from '../../src/source/http.js';
 
 describe('describeErrorBody', () => {
   it('reads a grpc-gateway body with a numeric code', () => {

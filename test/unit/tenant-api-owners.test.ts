@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { GovtrailError } from '../../src/errors.js';
+import { GovtrailError } from '../../src/core/errors.js';
 import {
   type EntitlementOwnerRef,
   encodePathSegment,
   entitlementOwnerBody,
   entitlementOwnerPath,
-} from '../../src/tenant-api/owners.js';
+} from '../../src/source/owners.js';
 
 const NASTY = [
   'a/b',

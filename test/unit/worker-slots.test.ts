@@ -4,7 +4,7 @@
  * tenant and inside its window.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/core/errors.js';
 import {
   slotAfter,
   slotAtOrBefore,

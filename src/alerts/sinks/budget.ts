@@ -3,7 +3,7 @@
  * A message is built at decreasing levels of detail until its JSON fits: long values are cut and
  * long lists shortened rather than the delivery failing. Pure.
  */
-import { truncate } from '../format.js';
+import { truncate } from '../../core/format.js';
 
 /** How much detail one build may use: characters per value and items per list. */
 export interface Detail {

@@ -19,8 +19,8 @@
  */
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import { alertLinks, formatValue, shortEnum } from '../format.js';
-import { type AlertMessage, type BatchItem, SEVERITIES, type Severity, type Sink } from '../types.js';
+import { type AlertMessage, type BatchItem, SEVERITIES, type Severity, type Sink } from '../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
 import { clipAlert } from './ocsf.js';

@@ -4,7 +4,7 @@
  * at once with the reason, because repeating the same request cannot succeed (a 400 from
  * PagerDuty, a bad token, a deleted Teams workflow).
  */
-import { GovtrailError } from '../../errors.js';
+import { GovtrailError } from '../../core/errors.js';
 
 export interface DeliveryErrorOptions {
   readonly retryable: boolean;

@@ -3,9 +3,9 @@
  * anything but a 2xx into a {@link DeliveryError} that says whether a retry may help.
  */
 import { type Dispatcher, request } from 'undici';
-import { isAbortError, RETRYABLE_STATUSES } from '../../errors.js';
-import { redact, redactCut } from '../../redact.js';
-import { parseRetryAfter } from '../../tenant-api/backoff.js';
+import { parseRetryAfter } from '../../core/backoff.js';
+import { isAbortError, RETRYABLE_STATUSES } from '../../core/errors.js';
+import { redact, redactCut } from '../../core/redact.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 
 /** Default time allowed for one delivery, connection to last body byte. */

@@ -1,13 +1,13 @@
 /**
  * The configured sinks, built from Config.sinks. Each sink type has one factory here; adding a
- * type means a module beside this one, its settings in src/config.ts (SinkSettingsByType and
+ * type means a module beside this one, its settings in src/config/settings.ts (SinkSettingsByType and
  * SINK_SPECS), and one line in {@link SINK_FACTORIES}.
  */
 import type { Dispatcher } from 'undici';
-import type { SinkConfig, SinkConfigOf, SinkType } from '../../config.js';
-import { GovtrailError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
-import type { Sink } from '../types.js';
+import type { SinkConfig, SinkConfigOf, SinkType } from '../../config/settings.js';
+import type { Sink } from '../../core/alert.js';
+import { GovtrailError } from '../../core/errors.js';
+import type { Logger } from '../../runtime/logger.js';
 import { createEmailSink } from './email.js';
 import { createLogSink } from './log.js';
 import { createNotifySink } from './notify.js';

@@ -4,10 +4,10 @@
  * to fit a size budget, so that the JSON stays whole and valid rather than being cut mid-way.
  */
 import { readFileSync } from 'node:fs';
-import { alertToDetectionFinding } from '../../ocsf/index.js';
-import type { OcsfDetectionFinding } from '../../ocsf/types.js';
-import { packagePath } from '../../paths.js';
-import type { AlertMessage } from '../types.js';
+import type { AlertMessage } from '../../core/alert.js';
+import { alertToDetectionFinding } from '../../core/ocsf/index.js';
+import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
+import { packagePath } from '../../runtime/paths.js';
 import {
   clipList,
   clipText,

@@ -10,8 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { alertLinks, formatValue, shortEnum, truncate } from '../format.js';
-import type { AlertMessage, Severity, Sink } from '../types.js';
+import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
+import { alertLinks, formatValue, shortEnum, truncate } from '../../core/format.js';
 import { clipList, clipText, clipValue, fitToBudget } from './budget.js';
 import { postJson } from './http.js';
 

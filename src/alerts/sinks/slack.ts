@@ -3,8 +3,8 @@
  * in an attachment coloured by severity, with a plain `text` fallback for notifications.
  */
 import type { Dispatcher } from 'undici';
-import { formatValue, shortEnum, truncate } from '../format.js';
-import type { AlertMessage, Severity, Sink } from '../types.js';
+import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
+import { formatValue, shortEnum, truncate } from '../../core/format.js';
 import { postJson } from './http.js';
 
 export interface SlackSinkOptions {

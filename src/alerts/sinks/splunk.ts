@@ -20,8 +20,8 @@
  * long values in the event are shortened instead.
  */
 import type { Dispatcher } from 'undici';
-import type { OcsfDetectionFinding } from '../../ocsf/types.js';
-import type { AlertMessage, Sink } from '../types.js';
+import type { AlertMessage, Sink } from '../../core/alert.js';
+import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 import { isRetryableStatus, postJson } from './http.js';
 import { ocsfAlertEvent } from './ocsf.js';

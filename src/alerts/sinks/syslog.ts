@@ -30,7 +30,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import net from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import tls from 'node:tls';
-import type { AlertMessage, Severity, Sink } from '../types.js';
+import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
 import { permanentFailure, retryableFailure } from './failure.js';
 import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
 import { ocsfAlertEvent } from './ocsf.js';

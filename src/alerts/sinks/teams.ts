@@ -9,8 +9,8 @@
  * facts: alert-destinations.md, "Microsoft Teams (Workflows webhook)".
  */
 import type { Dispatcher } from 'undici';
-import { alertLinks, formatValue, shortEnum } from '../format.js';
-import type { AlertMessage, Severity, Sink } from '../types.js';
+import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
 import { clipList, clipText, type Detail, fitToBudget } from './budget.js';
 import { postJson } from './http.js';
 

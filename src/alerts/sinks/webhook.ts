@@ -32,7 +32,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertContext, AlertMessage, Severity, Sink } from '../types.js';
+import type { AlertContext, AlertMessage, Severity, Sink } from '../../core/alert.js';
 import { postJson } from './http.js';
 import { ocsfAlertEvent } from './ocsf.js';
 

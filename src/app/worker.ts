@@ -1,0 +1,249 @@
+/**
+ * The worker as a whole: the job engine (pg-boss) + health and metrics server, over one database
+ * and one shared HTTP agent. `govtrail worker` is this plus signal handling; tests start several
+ * in one process, each with its own database pool, to stand in for replicas.
+ */
+import type { Agent } from 'undici';
+import type { Config, TenantConfig } from '../config/settings.js';
+import { createRunAnchorer } from '../outputs/anchor/after-run.js';
+import type { Logger } from '../runtime/logger.js';
+import { createHttpAgent } from '../source/http.js';
+import type { Database } from '../store/database.js';
+import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
+import { createEngine, type EngineConnection, type EngineTuning, type Worker } from '../worker/engine.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../worker/metrics.js';
+import { type HealthServer, startHealthServer } from '../worker/server.js';
+import {
+  type HealthReport,
+  healthVerdict,
+  pingDatabase,
+  readCheckpointTimes,
+  readTenantHealth,
+} from '../worker/status.js';
+import { type Alerting, createAlerting } from './alerting.js';
+import { reconcileTenant, type SyncTenantOptions, syncTenant } from './tenant-run.js';
+
+/**
+ * THE tenant-list injection point of the worker: given the configured tenants (`GOVTRAIL_CONFIG` /
+ * the environment, re-read on SIGHUP), the tenants to schedule. Asked when a slot is planned and
+ * after a reload. Default: the configured tenants as they are.
+ */
+export type TenantLister = (configured: readonly TenantConfig[]) => Promise<readonly TenantConfig[]>;
+
+export interface WorkerServiceOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Migrated database; the service closes it on stop. */
+  readonly database: Database;
+  /** Default: every configured tenant (what {@link TenantLister} is given). */
+  readonly tenants?: readonly TenantConfig[];
+  /** See {@link TenantLister}; default: the configured tenants. */
+  readonly listTenants?: TenantLister;
+  /** Engine timings (tests shorten them); retries and their delay default to the configuration. */
+  readonly engineTuning?: Partial<EngineTuning>;
+  /** Name of this replica in the engine's instance registry and pg_stat_activity. */
+  readonly replicaName?: string;
+  /** Default: config.httpPort. */
+  readonly httpPort?: number;
+  readonly httpHost?: string;
+  /** Default process metrics in /metrics; default true. */
+  readonly processMetrics?: boolean;
+}
+
+export interface WorkerService {
+  readonly worker: Worker;
+  readonly metrics: WorkerMetrics;
+  readonly alerting: Alerting;
+  /** The bound health and metrics port. */
+  readonly port: number;
+  health(): Promise<HealthReport>;
+  /**
+   * Takes a new configuration's tenants (SIGHUP): the next slot plans them, and a queued job of a
+   * tenant no longer listed is dropped. Other settings need a restart.
+   */
+  reload(config: Config): Promise<void>;
+  /** Graceful stop: schedule, run in flight (grace period, then abort), server, agent, database. */
+  stop(graceMs?: number): Promise<{ aborted: boolean }>;
+}
+
+const HEALTH_QUERY_TIMEOUT_MS = 5_000;
+
+export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
+  const { config, database } = options;
+  const logger = options.logger.child({ component: 'worker' });
+  let configured: readonly TenantConfig[] = options.tenants ?? config.tenants;
+  const listTenants: TenantLister = options.listTenants ?? (async (c) => c);
+  // The tenants last scheduled: what health and the per-tenant metrics report on.
+  let scheduled: readonly TenantConfig[] = await listTenants(configured);
+  const names = (): string[] => scheduled.map((t) => t.name);
+  // One agent for every run: keep-alive connections and TLS sessions survive from slot to slot.
+  const agent: Agent = createHttpAgent(config.http);
+  const alerting = createAlerting(config, logger, database);
+  // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
+  const anchorer = createRunAnchorer(config, database, logger);
+
+  let worker: Worker | undefined;
+  const metrics = createWorkerMetrics({
+    tenants: names(),
+    ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
+    checkpointTimes: () =>
+      readCheckpointTimes(database.db, names()).catch((err: unknown) => {
+        // A scrape must still answer when the database does not: the gauge is left out instead.
+        logger.warn({ err }, 'could not read checkpoints for the metrics');
+        return new Map<string, Date>();
+      }),
+    lastSuccesses: () => readLastSuccesses(database.db, names()),
+    engineStatus: async () => worker?.status(),
+  });
+
+  // What every scheduled run of a tenant shares: the database, the agent, the outbox, the metrics.
+  const runOptions = (
+    tenant: TenantConfig,
+    signal: AbortSignal,
+    engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date },
+  ): SyncTenantOptions => ({
+    database,
+    config,
+    logger,
+    tenant,
+    trigger: 'schedule',
+    dispatcher: agent,
+    signal,
+    alerting,
+    engineAttempt,
+    onRetry: () => metrics.recordRetry(tenant.name),
+  });
+  const connection: EngineConnection =
+    database.serialisedLite !== undefined
+      ? { kind: 'embedded', pglite: database.serialisedLite }
+      : {
+          kind: 'postgres',
+          url: config.databaseUrl ?? '',
+          applicationName: `${options.replicaName ?? 'govtrail-worker'}-engine`,
+        };
+  if (connection.kind === 'postgres' && connection.url === '') {
+    throw new Error('the worker on a server needs config.databaseUrl for its job engine');
+  }
+  worker = createEngine({
+    connection,
+    schedule: config.schedule,
+    reconcileSchedule: config.reconcileSchedule,
+    spreadMs: config.spreadMs,
+    concurrency: config.workerConcurrency,
+    logger,
+    tenants: async () => {
+      scheduled = await listTenants(configured);
+      return scheduled;
+    },
+    run: (kind, tenant, signal, attempt) =>
+      kind === 'sync'
+        ? syncTenant(runOptions(tenant, signal, attempt))
+        : reconcileTenant(runOptions(tenant, signal, attempt)),
+    deliverAlerts: async (signal) => {
+      const summary = await alerting.deliver(signal);
+      metrics.recordDeliveries(summary);
+      const due = await readNextDeliveryDue(database.db);
+      // Not sooner than a few seconds from now: a delivery that cannot make progress must not spin.
+      const nextDue = due === undefined ? undefined : new Date(Math.max(due.getTime(), Date.now() + 5_000));
+      return nextDue === undefined ? { summary } : { summary, nextDue };
+    },
+    missedReconciles: (slot, tenants) => readMissedReconciles(database.db, slot, tenants),
+    onRun: (s) => {
+      metrics.recordRun(s);
+      anchorer.onRun(s);
+    },
+    onJob: (e) => metrics.recordJob(e),
+    tuning: {
+      retryLimit: config.jobRetries,
+      retryDelaySeconds: Math.max(1, Math.round(config.jobRetryDelayMs / 1000)),
+      heartbeatSeconds: Math.round(config.jobHeartbeatMs / 1000),
+      superviseIntervalSeconds: Math.max(1, Math.round(config.jobHeartbeatMs / 2000)),
+      ...options.engineTuning,
+    },
+    ...(options.replicaName !== undefined ? { instanceName: options.replicaName } : {}),
+  });
+  const engine = worker;
+
+  const health = async (): Promise<HealthReport> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const [report, engineStatus] = await Promise.race([
+        Promise.all([
+          pingDatabase(database.db).then(() => readTenantHealth(database.db, names())),
+          engine.status().catch(() => undefined),
+        ]),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`database did not answer within ${HEALTH_QUERY_TIMEOUT_MS} ms`)),
+            HEALTH_QUERY_TIMEOUT_MS,
+          );
+        }),
+      ]);
+      return {
+        status: healthVerdict(report),
+        database: 'ok',
+        engine:
+          engineStatus === undefined
+            ? { name: 'pg-boss', state: 'unreachable' }
+            : {
+                name: 'pg-boss',
+                state: engineStatus.running ? 'running' : 'stopped',
+                schema: engineStatus.schema,
+                replicasAlive: engineStatus.replicasAlive,
+                queues: engineStatus.queues,
+              },
+        tenants: report,
+      };
+    } catch (err) {
+      logger.warn({ err }, 'health check: the database did not answer');
+      return { status: 'unhealthy', database: 'unreachable', tenants: [] };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  let server: HealthServer;
+  try {
+    server = await startHealthServer({
+      port: options.httpPort ?? config.httpPort,
+      ...(options.httpHost !== undefined ? { host: options.httpHost } : {}),
+      logger,
+      health,
+      metrics: async () => ({ body: await metrics.render(), contentType: metrics.contentType }),
+    });
+  } catch (err) {
+    await alerting.close();
+    await agent.close();
+    throw err;
+  }
+
+  let stopping: Promise<{ aborted: boolean }> | undefined;
+  return {
+    worker: engine,
+    metrics,
+    alerting,
+    port: server.port,
+    health,
+    async reload(next) {
+      configured = next.tenants;
+      await engine.refreshTenants();
+      logger.info({ tenants: names() }, 'configuration reloaded: tenant list replaced');
+    },
+    stop(graceMs = config.shutdownGraceMs) {
+      stopping ??= (async () => {
+        const result = await engine.stop(graceMs);
+        await server.close();
+        // Sinks that hold connections (a pooled SMTP transport, a syslog socket) close here.
+        await alerting
+          .close()
+          .catch((err: unknown) => logger.warn({ err }, 'closing the alert sinks failed'));
+        await agent.close();
+        await anchorer.idle();
+        await database.close();
+        logger.info({ aborted: result.aborted }, 'worker stopped');
+        return result;
+      })();
+      return stopping;
+    },
+  };
+}

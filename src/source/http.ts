@@ -1,0 +1,545 @@
+/**
+ * The HTTP layer of the tenant API client: one undici request per attempt, retried with p-retry on
+ * the statuses and network failures sync.md ("HTTP behaviour") names, with full-jitter backoff,
+ * `Retry-After`, a per-request attempt limit and the run-level retry budget. Every non-2xx answer
+ * becomes a {@link GovtrailError} with a stable code; redirects are never followed.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import pRetry from 'p-retry';
+import { Agent, type Dispatcher, request } from 'undici';
+import { backoffDelay, parseRetryAfter, type RetryBudget } from '../core/backoff.js';
+import { GovtrailError, HttpError, isAbortError, RETRYABLE_STATUSES } from '../core/errors.js';
+import { clip, redactCut } from '../core/redact.js';
+import type { Logger } from '../runtime/logger.js';
+import type { HttpConfig } from './client-config.js';
+
+/** Which operation a request belongs to (metrics label, log field, error wording). */
+export type Route = 'token' | 'history' | 'delete';
+
+/** Reported to {@link HttpTransportOptions.onRetry} before each wait between two attempts. */
+export interface RetryInfo {
+  /** The attempt that just failed (1 for the first). */
+  attempt: number;
+  /** How long the client waits before the next attempt. */
+  delayMs: number;
+  /** HTTP status of the failed attempt; absent for network errors. */
+  status?: number;
+  /** Error code of the failed attempt (RATE_LIMITED, HTTP_ERROR, NETWORK). */
+  code: string;
+  route: Route;
+}
+
+/** Request counters of one client instance. Every attempt counts, retries included. */
+export interface HttpStats {
+  requests: number;
+  historyRequests: number;
+  tokenRequests: number;
+  deleteRequests: number;
+  retries: number;
+}
+
+/** One logical request; the transport may send it several times. */
+export interface RequestSpec {
+  route: Route;
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path and query relative to the base URL, starting with `/`. Segments already encoded. */
+  path: string;
+  /** Extra request headers. May carry the bearer token: never logged, never put in an error. */
+  headers?: Record<string, string>;
+  /** The body, or a function building a fresh one for each attempt (a new client assertion). */
+  body?: string | (() => Promise<string>);
+  /**
+   * Non-2xx statuses handed back to the caller instead of being turned into an error: 401 so the
+   * caller can refresh its token, 404 for a delete of something already gone, 400 at the token
+   * endpoint. They are never retried here.
+   */
+  passStatuses?: readonly number[];
+  /** Cancels this request only (a discarded prefetch); the client-wide signal still applies. */
+  signal?: AbortSignal;
+}
+
+/** A response the caller asked for: any 2xx, or one of {@link RequestSpec.passStatuses}. */
+export interface HttpResponse {
+  status: number;
+  /** The whole body as text. */
+  text: string;
+}
+
+export interface HttpTransportOptions {
+  /** Validated base URL without trailing slash; every request goes to its origin. */
+  baseUrl: string;
+  dispatcher: Dispatcher;
+  http: HttpConfig;
+  logger: Logger;
+  budget: RetryBudget;
+  stats: HttpStats;
+  signal?: AbortSignal | undefined;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
+  /** Uniform random numbers in [0, 1) for the jitter; injectable for tests. */
+  random?: () => number;
+}
+
+/**
+ * Network failure codes worth another attempt: the connection was refused, reset, or timed out, or
+ * the response was cut short. Anything else (a bad argument, a closed client) is a bug or a
+ * permanent condition and fails at once.
+ */
+export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+]);
+
+/** At most this much of an error body is read; the rest is discarded with the socket. */
+const ERROR_BODY_LIMIT = 16 * 1024;
+/** Largest 2xx body read when GOVTRAIL_HTTP_MAX_BODY is not set: a page of 100 entries is ~100 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** At most this many characters of a server's body are quoted in an error message. */
+export const QUOTE_LIMIT = 200;
+
+const USER_AGENT = 'govtrail/0.1 (+https://github.com/govtrail)';
+
+/**
+ * Creates the one undici Agent the process shares across runs: keep-alive connections (undici's
+ * default) with the configured connect, headers and body timeouts. Redirects are not followed:
+ * the agent has no redirect interceptor, and none may be added, because a redirect would carry the
+ * bearer token to wherever the server points.
+ */
+export function createHttpAgent(http: HttpConfig): Agent {
+  return new Agent({
+    connect: { timeout: http.connectTimeoutMs },
+    headersTimeout: http.headersTimeoutMs,
+    bodyTimeout: http.bodyTimeoutMs,
+  });
+}
+
+/**
+ * A server's text for an error message: every registered secret removed first, then shortened
+ * ({@link clip}), then quoted.
+ */
+export function quote(text: string, limit: number = QUOTE_LIMIT): string {
+  return JSON.stringify(clip(text, limit));
+}
+
+/** What a server said in an error body, ready for a message. */
+export interface ServerErrorDescription {
+  /** One line for the error message. */
+  summary: string;
+  /** `code` of a grpc-gateway body (a number or a name), or OAuth's `error`. */
+  serverCode?: string | number;
+  /** `message` of a grpc-gateway body, or OAuth's `error_description`. */
+  serverMessage?: string;
+}
+
+/**
+ * Describes an error body: the grpc-gateway `{code, message}` shape (code may be a number), the
+ * OAuth `{error, error_description}` shape, or else the raw text, at most 200 characters.
+ */
+export function describeErrorBody(text: string): ServerErrorDescription {
+  const trimmed = text.trim();
+  if (trimmed === '') return { summary: 'empty body' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    return { summary: `body ${quote(trimmed)}` };
+  }
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const o = parsed as Record<string, unknown>;
+    const code = pickCode(o['code']) ?? pickCode(o['error']);
+    const rawMessage = o['message'] ?? o['error_description'];
+    const message = typeof rawMessage === 'string' ? clip(rawMessage, QUOTE_LIMIT) : undefined;
+    if (code !== undefined || message !== undefined) {
+      const parts = [
+        code === undefined ? undefined : `code ${code}`,
+        message === undefined ? undefined : `message ${JSON.stringify(message)}`,
+      ].filter((p): p is string => p !== undefined);
+      return {
+        summary: parts.join(', '),
+        ...(code === undefined ? {} : { serverCode: code }),
+        ...(message === undefined ? {} : { serverMessage: message }),
+      };
+    }
+  }
+  return { summary: `body ${quote(trimmed)}` };
+}
+
+function pickCode(v: unknown): string | number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v !== '') return clip(v, 64);
+  return undefined;
+}
+
+function routeLabel(route: Route): string {
+  switch (route) {
+    case 'token':
+      return 'token request (POST /auth/v1/token)';
+    case 'history':
+      return 'history listing (GET /api/v1/settings/ai-governance/history)';
+    case 'delete':
+      return 'entitlement owner deletion (DELETE /api/v2/apps/…/owners/entitlements/…)';
+  }
+}
+
+/**
+ * Turns a non-2xx status into an error with a stable code: 429 → RATE_LIMITED and 408/5xx →
+ * HTTP_ERROR (both retryable), 401 → AUTH_REJECTED, 403 → PERMISSION_DENIED, anything else →
+ * HTTP_ERROR carrying the server's `{code, message}` or raw body.
+ */
+export function statusError(route: Route, status: number, bodyText: string): HttpError {
+  const server = describeErrorBody(bodyText);
+  const details: Record<string, unknown> = { route, status };
+  if (server.serverCode !== undefined) details['serverCode'] = server.serverCode;
+  if (server.serverMessage !== undefined) details['serverMessage'] = server.serverMessage;
+  const label = routeLabel(route);
+  const retryable = RETRYABLE_STATUSES.has(status);
+  if (status === 429) {
+    return new HttpError('RATE_LIMITED', `${label} was rate limited (HTTP 429): ${server.summary}`, {
+      retryable,
+      status,
+      details,
+    });
+  }
+  if (status === 401) {
+    return new HttpError('AUTH_REJECTED', `${label} was refused (HTTP 401): ${server.summary}`, {
+      status,
+      details,
+    });
+  }
+  if (status === 403) {
+    const why =
+      route === 'history'
+        ? 'the credential may not list the AI governance settings history, which is an admin-tier operation; use a client whose user has the admin role'
+        : route === 'delete'
+          ? 'the credential may not delete entitlement owners of this resource'
+          : 'the token endpoint refused this client';
+    return new HttpError(
+      'PERMISSION_DENIED',
+      `${label} was forbidden (HTTP 403): ${why}; ${server.summary}`,
+      {
+        status,
+        details,
+      },
+    );
+  }
+  return new HttpError('HTTP_ERROR', `${label} failed with HTTP ${status}: ${server.summary}`, {
+    retryable,
+    status,
+    details,
+  });
+}
+
+/** Finds the error code of a network failure, looking through causes and aggregate errors. */
+export function networkErrorCode(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift();
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && RETRYABLE_NETWORK_CODES.has(code)) return code;
+    queue.push((e as { cause?: unknown }).cause);
+    if (e instanceof AggregateError) queue.push(...e.errors);
+  }
+  const top = (err as { code?: unknown } | null)?.code;
+  return typeof top === 'string' ? top : undefined;
+}
+
+/** The error a failed exchange raises once the caller's signal has fired. */
+export function abortedError(cause?: unknown): GovtrailError {
+  return new GovtrailError('ABORTED', 'the tenant API request was aborted', { cause });
+}
+
+/**
+ * Sends requests to one tenant with retries. One instance per client; it owns no sockets (the
+ * dispatcher does) and shares the run-level {@link RetryBudget} with nothing else.
+ */
+export class HttpTransport {
+  readonly #origin: string;
+  readonly #baseUrl: string;
+  readonly #options: HttpTransportOptions;
+  /** Retry-After waits of failed attempts, keyed by the error that carried them. */
+  readonly #retryAfter = new WeakMap<GovtrailError, number>();
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options;
+    this.#baseUrl = options.baseUrl;
+    this.#origin = new URL(options.baseUrl).origin;
+  }
+
+  /**
+   * Sends `spec`, retrying retryable failures. Resolves with any 2xx response or a status the spec
+   * passes through; rejects with a GovtrailError otherwise.
+   */
+  async send(spec: RequestSpec): Promise<HttpResponse> {
+    const { http, budget, logger, onRetry, stats } = this.#options;
+    const signals = [this.#options.signal, spec.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal =
+      signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const maxAttempts = Math.max(1, Math.trunc(http.maxAttempts));
+    let attempts = 0;
+    try {
+      return await pRetry(
+        (attemptNumber) => {
+          attempts = attemptNumber;
+          return this.#attempt(spec, signal);
+        },
+        {
+          retries: maxAttempts - 1,
+          // p-retry 7 has no per-error delay, so its own backoff is switched off and the wait
+          // (Retry-After or full jitter, charged to the run budget) is taken in shouldRetry, which
+          // p-retry calls only when another attempt will follow (onFailedAttempt runs after the
+          // last attempt too).
+          minTimeout: 0,
+          maxTimeout: 0,
+          factor: 1,
+          randomize: false,
+          shouldRetry: async ({ error, attemptNumber }) => {
+            if (!(error instanceof GovtrailError) || !error.retryable || signal?.aborted) return false;
+            const hinted = this.#retryAfter.get(error);
+            const wait =
+              hinted ??
+              backoffDelay(attemptNumber - 1, http.retryBaseMs, http.retryMaxDelayMs, this.#options.random);
+            // Throws RETRY_BUDGET_EXHAUSTED, which p-retry passes on unchanged.
+            budget.reserve(wait, error);
+            stats.retries += 1;
+            const info: RetryInfo = {
+              attempt: attemptNumber,
+              delayMs: wait,
+              code: error.code,
+              route: spec.route,
+              ...(error.status === undefined ? {} : { status: error.status }),
+            };
+            logger.warn({ ...info, retryAfter: hinted !== undefined }, 'tenant API request failed; retrying');
+            onRetry?.(info);
+            if (wait > 0) await delay(wait, undefined, signal === undefined ? {} : { signal });
+            return true;
+          },
+        },
+      );
+    } catch (err) {
+      if (signal?.aborted)
+        throw err instanceof GovtrailError && err.code === 'ABORTED' ? err : abortedError(err);
+      if (err instanceof GovtrailError) {
+        if (err.retryable && err.code !== 'RETRY_BUDGET_EXHAUSTED' && attempts >= maxAttempts) {
+          throw new HttpError(
+            err.code,
+            `${err.message} (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`,
+            {
+              cause: err.cause,
+              retryable: true,
+              ...(err.status === undefined ? {} : { status: err.status }),
+              details: { ...err.details, attempts },
+            },
+          );
+        }
+        throw err;
+      }
+      if (isAbortError(err)) throw abortedError(err);
+      throw new GovtrailError('INTERNAL', 'unexpected failure in the tenant API client', { cause: err });
+    }
+  }
+
+  /** One attempt: send, then read the body or turn the status into an error. */
+  async #attempt(spec: RequestSpec, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    const { dispatcher, http, stats, logger } = this.#options;
+    if (signal?.aborted) throw abortedError(signal.reason);
+    stats.requests += 1;
+    if (spec.route === 'history') stats.historyRequests += 1;
+    else if (spec.route === 'token') stats.tokenRequests += 1;
+    else stats.deleteRequests += 1;
+
+    const url = `${this.#baseUrl}${spec.path}`;
+    const requestBody = typeof spec.body === 'function' ? await spec.body() : spec.body;
+    const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: spec.method,
+        dispatcher,
+        headers: { accept: 'application/json', 'user-agent': USER_AGENT, ...spec.headers },
+        body: requestBody ?? null,
+        // Per request as well as on the agent, so an injected dispatcher gets the same limits.
+        headersTimeout: http.headersTimeoutMs,
+        bodyTimeout: http.bodyTimeoutMs,
+        signal: signal ?? null,
+      });
+    } catch (err) {
+      throw this.#networkError(err, spec.route, signal);
+    }
+
+    const { statusCode: status, body } = response;
+    const ok = (status >= 200 && status < 300) || (spec.passStatuses?.includes(status) ?? false);
+    let text: string;
+    // undici's bodyTimeout bounds each gap between chunks; this bounds the whole body, so that an
+    // upstream trickling a byte at a time cannot hold the run open.
+    const deadline = setTimeout(
+      () => body.destroy(bodyDeadlineError(spec.route, http.bodyTimeoutMs)),
+      http.bodyTimeoutMs,
+    );
+    try {
+      text = ok
+        ? await readBounded(
+            body,
+            http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+            spec.route,
+            header(response, 'content-length'),
+          )
+        : await readCapped(body, ERROR_BODY_LIMIT);
+    } catch (err) {
+      body.destroy();
+      throw this.#networkError(err, spec.route, signal);
+    } finally {
+      clearTimeout(deadline);
+    }
+    logger.debug(
+      { route: spec.route, method: spec.method, status, ms: Math.round(performance.now() - started) },
+      'tenant API response',
+    );
+    if (ok) return { status, text };
+
+    if (status >= 300 && status < 400)
+      throw this.#redirectError(spec.route, status, header(response, 'location'), url);
+    const error = statusError(spec.route, status, text);
+    if (error.retryable) {
+      const hinted = parseRetryAfter(header(response, 'retry-after'), Date.now(), http.retryAfterCapMs);
+      if (hinted !== undefined) this.#retryAfter.set(error, hinted);
+    }
+    throw error;
+  }
+
+  #networkError(err: unknown, route: Route, signal: AbortSignal | undefined): GovtrailError {
+    if (signal?.aborted || isAbortError(err)) return abortedError(err);
+    if (err instanceof GovtrailError) return err;
+    const code = networkErrorCode(err);
+    const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
+    return new HttpError('NETWORK', `${routeLabel(route)} failed: network error${code ? ` ${code}` : ''}`, {
+      cause: err,
+      retryable,
+      details: { route, ...(code === undefined ? {} : { networkCode: code }) },
+    });
+  }
+
+  /**
+   * A 3xx is never followed: following would re-send the request (and its bearer token) to a place
+   * the server chose. A Location on another origin is reported as INSECURE_URL.
+   */
+  #redirectError(
+    route: Route,
+    status: number,
+    location: string | undefined,
+    requestUrl: string,
+  ): GovtrailError {
+    let target: URL | undefined;
+    if (location !== undefined) {
+      try {
+        target = new URL(location, requestUrl);
+      } catch {
+        target = undefined;
+      }
+    }
+    const details = { route, status, ...(target === undefined ? {} : { locationHost: target.host }) };
+    if (target !== undefined && target.origin !== this.#origin) {
+      return new HttpError(
+        'INSECURE_URL',
+        `${routeLabel(route)} was redirected (HTTP ${status}) to another origin, ${target.origin}; ` +
+          'redirects are not followed so that the token never leaves the tenant host',
+        { status, details },
+      );
+    }
+    return new HttpError(
+      'HTTP_ERROR',
+      `${routeLabel(route)} answered with a redirect (HTTP ${status}), which is not followed; check the base URL`,
+      { status, details },
+    );
+  }
+}
+
+/** The whole body did not arrive in time: NETWORK, retryable, as a gap timeout is. */
+function bodyDeadlineError(route: Route, ms: number): HttpError {
+  return new HttpError(
+    'NETWORK',
+    `${routeLabel(route)} failed: network error UND_ERR_BODY_TIMEOUT (the whole body did not arrive within ${ms} ms, GOVTRAIL_HTTP_BODY_TIMEOUT)`,
+    { retryable: true, details: { route, networkCode: 'UND_ERR_BODY_TIMEOUT', bodyDeadlineMs: ms } },
+  );
+}
+
+/** A 2xx body over the cap: BAD_RESPONSE, not retried (the same page would be as large again). */
+function bodyTooLargeError(route: Route, limit: number, declared?: number): HttpError {
+  const size = declared === undefined ? 'more than' : `${declared} bytes, over`;
+  return new HttpError(
+    'BAD_RESPONSE',
+    `${routeLabel(route)} answered a body of ${size} the ${limit}-byte limit (GOVTRAIL_HTTP_MAX_BODY); it was not read`,
+    {
+      details: { route, maxBodyBytes: limit, ...(declared === undefined ? {} : { contentLength: declared }) },
+    },
+  );
+}
+
+/**
+ * Reads a 2xx body as text, at most `limit` bytes: a larger Content-Length is refused before
+ * reading, and a body that grows past the limit is destroyed as soon as it does, so no more than
+ * `limit` bytes (plus one chunk) are ever held.
+ */
+async function readBounded(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  route: Route,
+  contentLength: string | undefined,
+): Promise<string> {
+  const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    body.destroy();
+    throw bodyTooLargeError(route, limit, declared);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += buf.length;
+    if (size > limit) {
+      body.destroy();
+      throw bodyTooLargeError(route, limit);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function header(response: Dispatcher.ResponseData, name: string): string | undefined {
+  const v = response.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Reads at most `limit` bytes of an error body, then destroys the rest. Reading it to the end keeps
+ * the keep-alive socket reusable in the usual case of a short body. A body cut at the limit may end
+ * in the first part of a secret, which no longer matches the whole: {@link redactCut} drops it.
+ */
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    chunks.push(buf);
+    size += buf.length;
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return size >= limit ? redactCut(text) : text;
+}

@@ -1,0 +1,403 @@
+/**
+ * Tamper evidence: recomputes each tenant's row_hash chain in storage (`seq`) order, in keyset
+ * pages, and checks the child rows (annotations, snapshot), every typed column and the run ledger
+ * against the entries, and field_change against a recomputed diff. Given trusted anchors
+ * (src/outputs/anchor/check.ts), it also checks that the recomputed chain still reaches each anchored head
+ * at the anchored entry count. Read-only.
+ */
+import { sql } from 'kysely';
+import { DEFAULT_RANKS, type Ranks } from '../../core/diff.js';
+import { contentHash, rowHash } from '../../core/normalise/canonical.js';
+import { normaliseEntry } from '../../core/normalise/entry.js';
+import type { NormalisedEntry } from '../../core/normalise/types.js';
+import type { Session } from '../database.js';
+import { findEntryColumnMismatches, findSnapshotColumnMismatches } from './columns.js';
+import { verifyFieldChanges } from './field-changes.js';
+
+/** A trusted anchor: what the store must reproduce at `entries` rows of the tenant. */
+export interface AnchorHead {
+  /** The statement file, to name it in findings. */
+  readonly file: string;
+  readonly entries: number;
+  readonly anchoredAt: string;
+  /** Head entry id and row_hash (hex); null for an empty chain. */
+  readonly head: { readonly entryId: string; readonly rowHash: string } | null;
+}
+
+export type TamperKind =
+  | 'hash_mismatch'
+  | 'missing_predecessor'
+  | 'annotation_mismatch'
+  | 'snapshot_mismatch'
+  | 'run_count_mismatch'
+  /** content_sha256 (0004) does not match raw: reconcile would report a rewrite that is not one. */
+  | 'content_hash_mismatch'
+  /** A typed column of history_entry or settings_snapshot does not say what raw says. */
+  | 'column_mismatch'
+  /** A field_change row is not what the diff of the stored snapshots gives (or is missing). */
+  | 'field_change_mismatch'
+  /** The store no longer reproduces an anchored head (edit, insertion, deletion, truncation). */
+  | 'anchor_mismatch';
+
+export interface TamperFinding {
+  readonly tenantId: string;
+  readonly kind: TamperKind;
+  readonly seq: number | null;
+  readonly entryId: string | null;
+  readonly detail: string;
+}
+
+export interface VerifyResult {
+  readonly tenants: number;
+  readonly rowsVerified: number;
+  /** field_change rows compared with the recomputed diff. */
+  readonly fieldChangesVerified: number;
+  /** Anchors the store was checked against. */
+  readonly anchorsVerified: number;
+  /** Per tenant, the first broken link of the chain; then child-row and ledger findings. */
+  readonly findings: readonly TamperFinding[];
+}
+
+export interface VerifyOptions {
+  readonly tenantId?: string;
+  readonly pageSize?: number;
+  /** Child-row findings kept per tenant (the chain reports only its first break). */
+  readonly maxFindingsPerTenant?: number;
+  /** Ranks of the rule pack, for the recomputed field_change directions (default: alerts.md's). */
+  readonly ranks?: Ranks;
+  /** Trusted anchors per tenant, oldest first: the store must reproduce each. */
+  readonly anchors?: ReadonlyMap<string, readonly AnchorHead[]>;
+}
+
+interface EntryRowDb {
+  seq: string;
+  entry_id: string;
+  created_at_text: string | null;
+  raw: string;
+  row_hash: Uint8Array;
+}
+
+interface AnnotationDb {
+  entry_id: string;
+  ordinal: number;
+  key: string | null;
+  kind: string | null;
+  raw_value: string | null;
+  display_value: string | null;
+  display_label: string | null;
+  display_url: string | null;
+}
+
+/** A stored snapshot's presence; its columns are compared in SQL (verify-columns.ts). */
+interface SnapshotDb {
+  entry_id: string;
+}
+
+export async function verifyStore(db: Session, options: VerifyOptions = {}): Promise<VerifyResult> {
+  const pageSize = options.pageSize ?? 1000;
+  const maxFindings = options.maxFindingsPerTenant ?? 20;
+  const stored =
+    options.tenantId !== undefined
+      ? [options.tenantId]
+      : (
+          await sql<{ tenant_id: string }>`
+            select tenant_id from govtrail.history_entry group by tenant_id
+            union select tenant_id from govtrail.sync_run group by tenant_id
+            order by 1`.execute(db)
+        ).rows.map((r) => r.tenant_id);
+  // A tenant anchored but with nothing left in the store is checked too: everything was deleted.
+  const anchored = options.tenantId === undefined ? [...(options.anchors?.keys() ?? [])] : [];
+  const tenants = [...new Set([...stored, ...anchored])].sort();
+  const findings: TamperFinding[] = [];
+  let rowsVerified = 0;
+  let fieldChangesVerified = 0;
+  let anchorsVerified = 0;
+  for (const tenantId of tenants) {
+    const heads = options.anchors?.get(tenantId) ?? [];
+    const r = await verifyTenant(db, tenantId, pageSize, maxFindings, heads);
+    rowsVerified += r.rows;
+    findings.push(...r.findings);
+    const changes = await verifyFieldChanges(db, tenantId, options.ranks ?? DEFAULT_RANKS, {
+      pageSize,
+      maxFindings,
+    });
+    fieldChangesVerified += changes.rows;
+    anchorsVerified += heads.length;
+    for (const m of changes.mismatches)
+      findings.push({
+        tenantId,
+        kind: 'field_change_mismatch',
+        seq: null,
+        entryId: m.entryId === '' ? null : m.entryId,
+        detail: m.detail,
+      });
+  }
+  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings };
+}
+
+/** Where the store stands against one anchor: undefined when it reproduces the anchored head. */
+function anchorDifference(
+  anchor: AnchorHead,
+  at: { entryId: string; recomputed: Buffer; stored: Buffer } | undefined,
+): string | undefined {
+  if (anchor.head === null) return undefined;
+  if (at === undefined) return undefined;
+  if (at.entryId !== anchor.head.entryId)
+    return `entry ${anchor.entries} in storage order is ${at.entryId}, the anchor names ${anchor.head.entryId}: entries before it were inserted or deleted`;
+  if (at.recomputed.toString('hex') !== anchor.head.rowHash)
+    return at.stored.toString('hex') === anchor.head.rowHash
+      ? `the chain recomputed from the stored rows does not reach the anchored head hash ${anchor.head.rowHash.slice(0, 16)}…: an entry before it was edited (its stored row_hash was left as it was)`
+      : `the chain recomputed from the stored rows reaches ${at.recomputed.toString('hex').slice(0, 16)}…, the anchor states ${anchor.head.rowHash.slice(0, 16)}…: an entry up to it was edited and the chain recomputed`;
+  return undefined;
+}
+
+async function verifyTenant(
+  db: Session,
+  tenantId: string,
+  pageSize: number,
+  maxFindings: number,
+  anchors: readonly AnchorHead[],
+): Promise<{ rows: number; findings: TamperFinding[] }> {
+  const findings: TamperFinding[] = [];
+  // The chain as the rows give it now, whatever row_hash says: what anchors are checked against.
+  let recomputed: Buffer | null = null;
+  const pendingAnchors = [...anchors].sort((a, b) => a.entries - b.entries);
+  let anchorFailed = false;
+  const checkAnchor = (anchor: AnchorHead, detail: string | undefined): void => {
+    if (detail === undefined || anchorFailed) return;
+    anchorFailed = true;
+    findings.push({
+      tenantId,
+      kind: 'anchor_mismatch',
+      seq: null,
+      entryId: anchor.head?.entryId ?? null,
+      detail: `anchor ${anchor.file} (${anchor.entries} entries, ${anchor.anchoredAt}) fails: ${detail}`,
+    });
+  };
+  while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === 0) {
+    const a = pendingAnchors.shift() as AnchorHead;
+    checkAnchor(a, undefined);
+  }
+  let chainBroken = false;
+  let childFindings = 0;
+  let prevHash: Buffer | null = null;
+  let prevSeq: bigint | null = null;
+  let afterSeq = -1n;
+  let rows = 0;
+  const perRun = new Map<string, number>();
+  for (;;) {
+    const page = (
+      await sql<EntryRowDb & { run_id: string; content_sha256: Uint8Array | null }>`
+        select seq::text as seq, entry_id, created_at_text, raw::text as raw, row_hash, run_id::text as run_id,
+               content_sha256
+        from govtrail.history_entry
+        where tenant_id = ${tenantId} and seq > ${afterSeq.toString()}::bigint
+        order by history_entry.seq limit ${pageSize}`.execute(db)
+    ).rows;
+    if (page.length === 0) break;
+    const ids = page.map((r) => r.entry_id);
+    const annotations = (
+      await sql<AnnotationDb>`
+        select entry_id, ordinal, key, kind, raw_value, display_value, display_label, display_url
+        from govtrail.history_annotation
+        where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])
+        order by entry_id, ordinal`.execute(db)
+    ).rows;
+    const snapshots = (
+      await sql<SnapshotDb>`
+        select entry_id
+        from govtrail.settings_snapshot
+        where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])`.execute(db)
+    ).rows;
+    const annByEntry = new Map<string, AnnotationDb[]>();
+    for (const a of annotations) {
+      const list = annByEntry.get(a.entry_id);
+      if (list === undefined) annByEntry.set(a.entry_id, [a]);
+      else list.push(a);
+    }
+    const snapByEntry = new Map(snapshots.map((s) => [s.entry_id, s]));
+    const normalised: NormalisedEntry[] = [];
+
+    for (const row of page) {
+      rows++;
+      const seq = BigInt(row.seq);
+      perRun.set(row.run_id, (perRun.get(row.run_id) ?? 0) + 1);
+      const raw = JSON.parse(row.raw) as unknown;
+      const stored = Buffer.from(row.row_hash);
+      recomputed = rowHash(recomputed, {
+        tenantId,
+        entryId: row.entry_id,
+        createdAtText: row.created_at_text,
+        raw,
+      });
+      while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === rows) {
+        const a = pendingAnchors.shift() as AnchorHead;
+        checkAnchor(a, anchorDifference(a, { entryId: row.entry_id, recomputed, stored }));
+      }
+      if (!chainBroken) {
+        const expected = rowHash(prevHash, {
+          tenantId,
+          entryId: row.entry_id,
+          createdAtText: row.created_at_text,
+          raw,
+        });
+        if (!expected.equals(stored)) {
+          chainBroken = true;
+          // A gap in seq right before a row that does not chain: a row was removed. Gaps alone are
+          // normal (a rolled-back run consumes identity values); a gap followed by a good hash is fine.
+          const gap = prevSeq !== null && seq !== prevSeq + 1n;
+          findings.push({
+            tenantId,
+            kind: gap ? 'missing_predecessor' : 'hash_mismatch',
+            seq: Number(seq),
+            entryId: row.entry_id,
+            detail: gap
+              ? `row does not chain from the row before it (seq ${String(prevSeq)}, gap of ${String(seq - (prevSeq ?? 0n) - 1n)}): a predecessor was removed or the row was forged`
+              : prevSeq === null
+                ? 'first row of the tenant does not chain from the zero hash: the row was edited, forged, or rows before it were removed'
+                : 'row_hash does not match the row: the row was edited or forged',
+          });
+        }
+      }
+      prevHash = stored;
+      prevSeq = seq;
+
+      if (childFindings >= maxFindings) continue;
+      if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
+        childFindings++;
+        findings.push({
+          tenantId,
+          kind: 'content_hash_mismatch',
+          seq: Number(seq),
+          entryId: row.entry_id,
+          detail: 'content_sha256 does not match raw: the column was edited (the entry itself still chains)',
+        });
+        continue;
+      }
+      const problem = checkChildren(
+        tenantId,
+        row.entry_id,
+        raw,
+        annByEntry.get(row.entry_id) ?? [],
+        snapByEntry.get(row.entry_id),
+        normalised,
+      );
+      if (problem !== undefined) {
+        childFindings++;
+        findings.push({ ...problem, tenantId, seq: Number(seq), entryId: row.entry_id });
+      }
+    }
+    // The typed columns of the page, compared by PostgreSQL with what raw normalises to.
+    const seqOf = new Map(page.map((r) => [r.entry_id, Number(r.seq)]));
+    const mismatches = [
+      ...(await findEntryColumnMismatches(db, tenantId, normalised)),
+      ...(await findSnapshotColumnMismatches(
+        db,
+        tenantId,
+        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),
+      )),
+    ];
+    for (const m of mismatches) {
+      if (childFindings >= maxFindings) break;
+      childFindings++;
+      findings.push({
+        tenantId,
+        kind: 'column_mismatch',
+        seq: seqOf.get(m.entryId) ?? null,
+        entryId: m.entryId,
+        detail: `${m.table}.${m.columns.join(', ')} ${m.columns.length === 1 ? 'differs' : 'differ'} from what the stored raw says: the column was edited (raw and the chain were not)`,
+      });
+    }
+    afterSeq = BigInt(page[page.length - 1]?.seq ?? '0');
+    if (page.length < pageSize) break;
+  }
+
+  // Anchors beyond the stored rows: the newest entries were deleted (or everything was).
+  for (const a of pendingAnchors)
+    checkAnchor(
+      a,
+      `the store holds ${rows} entries of the tenant, the anchor ${a.entries}: ${a.entries - rows} ${a.entries - rows === 1 ? 'entry was' : 'entries were'} deleted from the end (or the chain was cut short)`,
+    );
+
+  // Every row belongs to a run that says it inserted exactly that many rows.
+  const runs = (
+    await sql<{ run_id: string; status: string; entries_inserted: number }>`
+      select run_id::text as run_id, status, entries_inserted from govtrail.sync_run
+      where tenant_id = ${tenantId}`.execute(db)
+  ).rows;
+  const ledger = new Map(runs.map((r) => [r.run_id, r]));
+  for (const [runId, n] of perRun) {
+    const run = ledger.get(runId);
+    const claimed = run === undefined ? 0 : run.status === 'succeeded' ? run.entries_inserted : 0;
+    if (claimed !== n)
+      findings.push({
+        tenantId,
+        kind: 'run_count_mismatch',
+        seq: null,
+        entryId: null,
+        detail: `run ${runId} (${run?.status ?? 'not in the ledger'}) recorded ${claimed} entries inserted, ${n} stored`,
+      });
+  }
+  for (const run of runs) {
+    if (run.status === 'succeeded' && run.entries_inserted > 0 && !perRun.has(run.run_id))
+      findings.push({
+        tenantId,
+        kind: 'run_count_mismatch',
+        seq: null,
+        entryId: null,
+        detail: `run ${run.run_id} recorded ${run.entries_inserted} entries inserted, 0 stored`,
+      });
+  }
+  return { rows, findings };
+}
+
+function checkChildren(
+  tenantId: string,
+  entryId: string,
+  raw: unknown,
+  annotations: readonly AnnotationDb[],
+  snapshot: SnapshotDb | undefined,
+  normalised: NormalisedEntry[],
+): { kind: TamperKind; detail: string } | undefined {
+  const n = normaliseEntry(tenantId, raw);
+  if (!n.ok || n.value.entry.entryId !== entryId)
+    return { kind: 'hash_mismatch', detail: 'stored raw no longer normalises to this entry' };
+  normalised.push(n.value);
+  const want = n.value.annotations;
+  if (want.length !== annotations.length)
+    return {
+      kind: 'annotation_mismatch',
+      detail: `${annotations.length} annotations stored, the entry has ${want.length}`,
+    };
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i];
+    const g = annotations[i];
+    if (w === undefined || g === undefined) continue;
+    const fields = [
+      ['ordinal', w.ordinal, g.ordinal],
+      ['key', w.key, g.key],
+      ['kind', w.kind, g.kind],
+      ['raw_value', w.rawValue, g.raw_value],
+      ['display_value', w.displayValue, g.display_value],
+      ['display_label', w.displayLabel, g.display_label],
+      ['display_url', w.displayUrl, g.display_url],
+    ] as const;
+    for (const [name, a, b] of fields)
+      if (a !== b)
+        return {
+          kind: 'annotation_mismatch',
+          detail: `annotation ${w.ordinal}: ${name} differs from the entry`,
+        };
+  }
+  const s = n.value.snapshot;
+  if ((s === null) !== (snapshot === undefined))
+    return {
+      kind: 'snapshot_mismatch',
+      detail:
+        s === null
+          ? 'a snapshot is stored but the entry has none'
+          : 'the entry has a snapshot but none is stored',
+    };
+  // The snapshot's columns are compared in SQL (findSnapshotColumnMismatches), with the casts COPY used.
+  return undefined;
+}

@@ -1,0 +1,235 @@
+/**
+ * Repository of field_change and of the chronological walk over stored entries that computes it.
+ */
+import { sql } from 'kysely';
+import type { FieldChange } from '../../core/diff.js';
+import { toJsonbText } from '../../core/normalise/canonical.js';
+import type { AnnotationRow } from '../../core/normalise/types.js';
+import type { WireSettings } from '../../core/wire.js';
+import { copyRows } from '../copy.js';
+import type { CopyValue } from '../copy-format.js';
+import type { Session } from '../database.js';
+
+/**
+ * A place in a tenant's history: created_at as PostgreSQL's exact text (microseconds; a JS Date
+ * would round to milliseconds and make keyset paging skip or repeat rows) and the entry id.
+ */
+export interface Position {
+  readonly posAt: string;
+  readonly entryId: string;
+}
+
+/** One stored entry as the change walk reads it. */
+export interface ChronoEntry extends Position {
+  readonly entryId: string;
+  readonly createdAt: Date;
+  readonly createdAtText: string | null;
+  readonly runId: number;
+  readonly changeKind: string | null;
+  readonly actorKind: string | null;
+  readonly actorUserId: string | null;
+  readonly syslogEventId: string | null;
+  readonly traceId: string | null;
+  readonly snapshot: WireSettings | null;
+  readonly annotations: readonly AnnotationRow[];
+}
+
+interface ChronoRow {
+  entry_id: string;
+  pos_at: string;
+  created_at: Date;
+  created_at_text: string | null;
+  run_id: number;
+  change_kind: string | null;
+  actor_kind: string | null;
+  actor_user_id: string | null;
+  syslog_event_id: string | null;
+  trace_id: string | null;
+  snapshot: WireSettings | null;
+  annotations: Array<Omit<AnnotationRow, 'tenantId' | 'entryId'>>;
+}
+
+const CHRONO_COLUMNS = sql`
+  e.entry_id, e.created_at::text as pos_at, e.created_at, e.created_at_text, e.run_id, e.change_kind, e.actor_kind, e.actor_user_id,
+  e.syslog_event_id, e.trace_id,
+  case when jsonb_typeof(e.raw->'snapshot') = 'object' then e.raw->'snapshot' end as snapshot,
+  coalesce((select jsonb_agg(jsonb_build_object(
+              'ordinal', a.ordinal, 'key', a.key, 'kind', a.kind, 'rawValue', a.raw_value,
+              'displayValue', a.display_value, 'displayLabel', a.display_label, 'displayUrl', a.display_url)
+              order by a.ordinal)
+            from govtrail.history_annotation a
+            where a.tenant_id = e.tenant_id and a.entry_id = e.entry_id), '[]'::jsonb) as annotations`;
+
+function toChrono(tenantId: string, r: ChronoRow): ChronoEntry {
+  return {
+    entryId: r.entry_id,
+    posAt: r.pos_at,
+    createdAt: r.created_at,
+    createdAtText: r.created_at_text,
+    runId: Number(r.run_id),
+    changeKind: r.change_kind,
+    actorKind: r.actor_kind,
+    actorUserId: r.actor_user_id,
+    syslogEventId: r.syslog_event_id,
+    traceId: r.trace_id,
+    snapshot: r.snapshot,
+    annotations: r.annotations.map((a) => ({ ...a, tenantId, entryId: r.entry_id })),
+  };
+}
+
+/** Position of the oldest entry a run inserted, by (created_at, entry_id). */
+export async function findOldestOfRun(
+  db: Session,
+  tenantId: string,
+  runId: number,
+): Promise<(Position & { createdAt: Date }) | undefined> {
+  const { rows } = await sql<{ pos_at: string; created_at: Date; entry_id: string }>`
+    select e.created_at::text as pos_at, e.created_at, e.entry_id from govtrail.history_entry e
+    where e.tenant_id = ${tenantId} and e.run_id = ${runId}
+    order by e.created_at, e.entry_id limit 1`.execute(db);
+  const r = rows[0];
+  return r === undefined ? undefined : { posAt: r.pos_at, createdAt: r.created_at, entryId: r.entry_id };
+}
+
+/** The entry just before a position, by (created_at, entry_id). */
+export async function findEntryBefore(
+  db: Session,
+  tenantId: string,
+  at: Position,
+): Promise<ChronoEntry | undefined> {
+  const { rows } = await sql<ChronoRow>`
+    select ${CHRONO_COLUMNS} from govtrail.history_entry e
+    where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) < (${at.posAt}::timestamptz, ${at.entryId}::text collate "C")
+    order by e.created_at desc, e.entry_id desc limit 1`.execute(db);
+  return rows[0] === undefined ? undefined : toChrono(tenantId, rows[0]);
+}
+
+/** Stored entries by id, as the change walk reads them (for the alerts of findings against the source). */
+export async function findChronoEntries(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, ChronoEntry>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<ChronoRow>`
+    select ${CHRONO_COLUMNS} from unnest(${ids as string[]}::text[]) as i(id)
+    join govtrail.history_entry e on e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C"`.execute(db);
+  return new Map(rows.map((r) => [r.entry_id, toChrono(tenantId, r)]));
+}
+
+/** created_at keys of entries in [from, before), oldest first: the burst window before a position. */
+export async function findEntryTimesBetween(
+  db: Session,
+  tenantId: string,
+  from: Date,
+  before: Position,
+): Promise<Array<{ createdAt: Date; createdAtText: string | null }>> {
+  const { rows } = await sql<{ created_at: Date; created_at_text: string | null }>`
+    select e.created_at, e.created_at_text from govtrail.history_entry e
+    where e.tenant_id = ${tenantId} and e.created_at >= ${from}::timestamptz
+      and (e.created_at, e.entry_id) < (${before.posAt}::timestamptz, ${before.entryId}::text collate "C")
+    order by e.created_at, e.entry_id`.execute(db);
+  return rows.map((r) => ({ createdAt: r.created_at, createdAtText: r.created_at_text }));
+}
+
+/**
+ * Streams the tenant's entries from a position on (inclusive), oldest first, in batches, so that
+ * memory stays flat however long the history is.
+ */
+export async function* streamEntriesFrom(
+  db: Session,
+  tenantId: string,
+  from: Position,
+  batchSize = 2000,
+): AsyncGenerator<ChronoEntry> {
+  let rows = (
+    await sql<ChronoRow>`
+      select ${CHRONO_COLUMNS} from govtrail.history_entry e
+      where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) >= (${from.posAt}::timestamptz, ${from.entryId}::text collate "C")
+      order by e.created_at, e.entry_id limit ${batchSize}`.execute(db)
+  ).rows;
+  while (rows.length > 0) {
+    for (const r of rows) yield toChrono(tenantId, r);
+    if (rows.length < batchSize) return;
+    const last = rows[rows.length - 1] as ChronoRow;
+    rows = (
+      await sql<ChronoRow>`
+        select ${CHRONO_COLUMNS} from govtrail.history_entry e
+        where e.tenant_id = ${tenantId} and (e.created_at, e.entry_id) > (${last.pos_at}::timestamptz, ${last.entry_id}::text collate "C")
+        order by e.created_at, e.entry_id limit ${batchSize}`.execute(db)
+    ).rows;
+  }
+}
+
+export interface FieldChangeRow {
+  readonly entryId: string;
+  readonly change: FieldChange;
+}
+
+/**
+ * Replaces the field changes of the given entries (a late arrival changes its successor's diff):
+ * deletes theirs, then inserts. No upsert: field_change is append-only (0009), and its trigger lets
+ * the delete through only in the transaction that stored the late arrival.
+ */
+export async function replaceFieldChanges(
+  db: Session,
+  tenantId: string,
+  entryIds: readonly string[],
+  rows: readonly FieldChangeRow[],
+): Promise<void> {
+  if (entryIds.length > 0) {
+    await sql`delete from govtrail.field_change
+              where tenant_id = ${tenantId} and entry_id = any(${entryIds as string[]}::text[])`.execute(db);
+  }
+  if (rows.length === 0) return;
+  await sql`
+    insert into govtrail.field_change (tenant_id, entry_id, field, old_value, new_value, direction)
+    select ${tenantId}, f.entry_id, f.field, f.old_value::jsonb, f.new_value::jsonb, f.direction
+    from unnest(${rows.map((r) => r.entryId)}::text[], ${rows.map((r) => r.change.field)}::text[],
+                ${rows.map((r) => (r.change.oldValue === null || r.change.oldValue === undefined ? null : toJsonbText(r.change.oldValue)))}::text[],
+                ${rows.map((r) => (r.change.newValue === null || r.change.newValue === undefined ? null : toJsonbText(r.change.newValue)))}::text[],
+                ${rows.map((r) => r.change.direction)}::text[])
+         as f(entry_id, field, old_value, new_value, direction)`.execute(db);
+}
+
+const FIELD_CHANGE_COLUMNS = [
+  'tenant_id',
+  'entry_id',
+  'field',
+  'old_value',
+  'new_value',
+  'direction',
+] as const;
+
+/** A value of old_value/new_value as jsonb text; null (and undefined) stay SQL NULL. */
+function jsonbOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : toJsonbText(value);
+}
+
+function* fieldChangeRows(tenantId: string, rows: readonly FieldChangeRow[]): Generator<CopyValue[]> {
+  for (const r of rows) {
+    yield [
+      tenantId,
+      r.entryId,
+      r.change.field,
+      jsonbOrNull(r.change.oldValue),
+      jsonbOrNull(r.change.newValue),
+      r.change.direction,
+    ];
+  }
+}
+
+/**
+ * Inserts the field changes of entries that have none stored yet, with one COPY: no delete, no
+ * upsert (`replaceFieldChanges` is for entries whose changes are recomputed). Values are encoded as
+ * there. A row whose (entry, field) is already stored, or given twice, fails the whole COPY with a
+ * unique violation (23505) and with it the caller's transaction. Returns how many rows it inserted.
+ */
+export async function insertFieldChanges(
+  db: Session,
+  tenantId: string,
+  rows: readonly FieldChangeRow[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  return copyRows(db, 'govtrail.field_change', FIELD_CHANGE_COLUMNS, fieldChangeRows(tenantId, rows));
+}

@@ -1,0 +1,265 @@
+/**
+ * Repository of the run ledger (sync_run) and the checkpoint.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { redact } from '../../core/redact.js';
+import type { Session } from '../database.js';
+
+export type RunTrigger = 'cli' | 'schedule' | 'demo';
+/** What a ledger row records: a sync, or a reconcile against the whole source history. */
+export type RunKind = 'sync' | 'reconcile';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+
+export interface Checkpoint {
+  readonly entryId: string;
+  readonly createdAt: Date;
+  /** UTC, nine fractional digits. */
+  readonly createdAtKey: string;
+  readonly runId: number;
+}
+
+export async function readCheckpoint(db: Session, tenantId: string): Promise<Checkpoint | undefined> {
+  const row = await db
+    .selectFrom('govtrail.checkpoint')
+    .select(['entry_id', 'entry_created_at', 'entry_created_at_key', 'run_id'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : {
+        entryId: row.entry_id,
+        createdAt: row.entry_created_at,
+        createdAtKey: row.entry_created_at_key,
+        runId: row.run_id,
+      };
+}
+
+export async function writeCheckpoint(
+  db: Session,
+  tenantId: string,
+  cp: { entryId: string; createdAt: Date; createdAtKey: string; runId: number },
+): Promise<void> {
+  await db
+    .insertInto('govtrail.checkpoint')
+    .values({
+      tenant_id: tenantId,
+      entry_id: cp.entryId,
+      entry_created_at: cp.createdAtKey,
+      entry_created_at_key: cp.createdAtKey,
+      run_id: cp.runId,
+    })
+    .onConflict((oc) =>
+      oc.column('tenant_id').doUpdateSet({
+        entry_id: cp.entryId,
+        entry_created_at: cp.createdAtKey,
+        entry_created_at_key: cp.createdAtKey,
+        run_id: cp.runId,
+        updated_at: sql<Date>`now()`,
+      }),
+    )
+    .execute();
+}
+
+export async function startRun(
+  db: Session,
+  tenantId: string,
+  trigger: RunTrigger,
+  checkpointBefore: string | null,
+  kind: RunKind = 'sync',
+  /** The schedule slot a job of the engine runs for. */
+  slot?: Date,
+): Promise<number> {
+  const row = await db
+    .insertInto('govtrail.sync_run')
+    .values({
+      tenant_id: tenantId,
+      trigger,
+      checkpoint_before: checkpointBefore,
+      kind,
+      ...(slot !== undefined ? { slot: slot.toISOString() } : {}),
+    })
+    .returning('run_id')
+    .executeTakeFirstOrThrow();
+  return row.run_id;
+}
+
+/** Records a run that did not start because another process holds the tenant's lock. */
+export async function recordSkippedRun(
+  db: Session,
+  tenantId: string,
+  trigger: RunTrigger,
+  kind: RunKind = 'sync',
+): Promise<number> {
+  const row = await db
+    .insertInto('govtrail.sync_run')
+    .values({
+      tenant_id: tenantId,
+      trigger,
+      kind,
+      status: 'skipped',
+      finished_at: sql<Date>`now()` as unknown as Date,
+      error_message: 'another process holds the tenant lock',
+    })
+    .returning('run_id')
+    .executeTakeFirstOrThrow();
+  return row.run_id;
+}
+
+/**
+ * Removes a run still `running` that the job engine will try again inside its slot (its transaction
+ * rolled back, so nothing refers to it): the attempt that ends the job records the outcome once.
+ */
+export async function discardRun(db: Session, runId: number): Promise<void> {
+  await db
+    .deleteFrom('govtrail.sync_run')
+    .where('run_id', '=', runId)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/**
+ * Closes runs left `running` by a process that died. Only call while holding the tenant's lock:
+ * then no live process can own them.
+ */
+export async function failOrphanedRuns(db: Session, tenantId: string): Promise<number> {
+  const result = await db
+    .updateTable('govtrail.sync_run')
+    .set({
+      status: 'failed',
+      finished_at: sql<Date>`now()` as unknown as Date,
+      error_code: 'ABORTED',
+      error_message:
+        'the process running this run ended before it finished (killed or crashed); nothing it fetched was kept',
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export interface RunCounters {
+  pagesFetched: number;
+  entriesFetched: number;
+  entriesInserted: number;
+  entriesRejected: number;
+  warnings: number;
+  httpRetries: number;
+  /** Re-served stored entries whose content hash matched. */
+  entriesMatched: number;
+  /** Re-served stored entries whose content hash differed (changed_at_source). */
+  entriesChanged: number;
+}
+
+/** What a reconcile adds to its ledger row (integrity.md): its counts and the range it covered. */
+export interface ReconcileLedger {
+  readonly entriesNew: number;
+  readonly entriesMissing: number;
+  readonly entriesExpired: number;
+  readonly entriesBackdated: number;
+  /** Ids served with more than one content in the listing (conflicting_ids). */
+  readonly entriesConflicting: number;
+  /** Oldest and newest createdAt served, verbatim and as keys (null when nothing was served). */
+  readonly coveredFrom: { readonly text: string; readonly key: string } | null;
+  readonly coveredTo: { readonly text: string; readonly key: string } | null;
+}
+
+export async function finishRun(
+  db: Session,
+  runId: number,
+  outcome: {
+    status: 'succeeded' | 'failed';
+    counters: RunCounters;
+    checkpointAfter: string | null;
+    stopReason: 'checkpoint' | 'end_of_history' | null;
+    errorCode?: string | null;
+    errorMessage?: string | null;
+    /** Only for a reconcile. */
+    reconcile?: ReconcileLedger | undefined;
+  },
+): Promise<void> {
+  const r = outcome.reconcile;
+  await db
+    .updateTable('govtrail.sync_run')
+    .set({
+      status: outcome.status,
+      finished_at: sql<Date>`clock_timestamp()` as unknown as Date,
+      pages_fetched: outcome.counters.pagesFetched,
+      entries_fetched: outcome.counters.entriesFetched,
+      entries_inserted: outcome.counters.entriesInserted,
+      entries_rejected: outcome.counters.entriesRejected,
+      warnings: outcome.counters.warnings,
+      http_retries: outcome.counters.httpRetries,
+      checkpoint_after: outcome.checkpointAfter,
+      stop_reason: outcome.stopReason,
+      error_code: outcome.errorCode ?? null,
+      // Redacted where it is recorded too: the message may not come from a GovtrailError.
+      error_message: outcome.errorMessage == null ? null : redact(outcome.errorMessage),
+      entries_changed: outcome.counters.entriesChanged,
+      ...(r === undefined
+        ? {}
+        : {
+            entries_matched: outcome.counters.entriesMatched,
+            entries_new: r.entriesNew,
+            entries_missing: r.entriesMissing,
+            entries_expired: r.entriesExpired,
+            entries_backdated: r.entriesBackdated,
+            entries_conflicting: r.entriesConflicting,
+            covered_from: r.coveredFrom?.key ?? null,
+            covered_to: r.coveredTo?.key ?? null,
+            covered_from_text: r.coveredFrom?.text ?? null,
+            covered_to_text: r.coveredTo?.text ?? null,
+          }),
+    })
+    .where('run_id', '=', runId)
+    .execute();
+}
+
+/** Statuses of the tenant's most recent runs of a kind, newest first (skipped runs excluded). */
+export async function recentRunStatuses(
+  db: Session,
+  tenantId: string,
+  limit: number,
+  kind: RunKind = 'sync',
+): Promise<RunStatus[]> {
+  const rows = await db
+    .selectFrom('govtrail.sync_run')
+    .select('status')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', kind)
+    .where('status', 'in', ['succeeded', 'failed'])
+    .orderBy('run_id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.status as RunStatus);
+}
+
+/** Whether the tenant ever had a successful run (a first run is a backfill). */
+export async function hasSucceededBefore(db: Session, tenantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('govtrail.sync_run')
+    .select('run_id')
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'succeeded')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Session-level advisory lock on the tenant; false when another session holds it. */
+export async function tryLockTenant(db: Session, tenantId: string): Promise<boolean> {
+  const { rows } = await sql<{ locked: boolean }>`
+    select pg_try_advisory_lock(${tenantLockKey(tenantId)}::bigint) as locked`.execute(db);
+  return rows[0]?.locked === true;
+}
+
+export async function unlockTenant(db: Session, tenantId: string): Promise<void> {
+  await sql`select pg_advisory_unlock(${tenantLockKey(tenantId)}::bigint)`.execute(db);
+}
+
+/** A stable signed 64-bit key per tenant: first 8 bytes of sha256("govtrail:tenant:" + id). */
+export function tenantLockKey(tenantId: string): string {
+  // Computed in JS so the key does not depend on PostgreSQL's internal hashtext().
+  const digest = createHash('sha256').update(`govtrail:tenant:${tenantId}`).digest();
+  return digest.readBigInt64BE(0).toString();
+}
