@@ -12,7 +12,7 @@ export default {
     // Only the unit and property tests of the pure modules: no database, no sandbox servers.
     configFile: 'vitest.mutate.config.ts',
   },
-  // The pure core (style.md, "pure core, imperative shell"). A new pure module joins this list.
+  // The pure core (docs/design/style.md, "pure core, imperative shell"). A new pure module joins this list.
   mutate: [
     'src/normalise/**/*.ts',
     'src/core/diff.ts',

@@ -1,7 +1,8 @@
 /**
  * The deliberate bugs of `npm run mutate:invariants` (scripts/mutate-invariants.ts): each breaks one
- * invariant of sync.md or integrity.md and names the tests that must catch it. Kept apart from the
- * runner so that a unit test can check, on every CI run, that each one still applies to the source.
+ * invariant of docs/design/sync.md or docs/design/integrity.md and names the tests that must catch it. Kept
+ * apart from the runner so that a unit test can check, on every CI run, that each one still applies to the
+ * source.
  *
  * A new invariant or rule comes with a line here (docs/testing.md).
  */
@@ -174,7 +175,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'delete-recreate-blind',
-    breaks: 'integrity.md: a CREATE after a HARD_DELETE is diffed against nothing',
+    breaks: 'docs/design/integrity.md: a CREATE after a HARD_DELETE is diffed against nothing',
     patches: [
       {
         file: 'src/core/diff.ts',
@@ -217,7 +218,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'backdated-taken-as-new',
     breaks:
-      'integrity.md: a served-not-stored entry behind checkpoint − lookback is stored without a finding',
+      'docs/design/integrity.md: a served-not-stored entry behind checkpoint − lookback is stored without a finding',
     patches: [
       {
         file: 'src/sync/steps.ts',
@@ -230,7 +231,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'hole-taken-as-expired',
     breaks:
-      'integrity.md: a stored entry missing from the middle of the history is filed as expired (no alert)',
+      'docs/design/integrity.md: a stored entry missing from the middle of the history is filed as expired (no alert)',
     patches: [
       {
         file: 'src/store/write/served-ids.ts',
@@ -245,7 +246,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'delivery-id-per-process',
     breaks:
-      'alerts.md, at least once: a delivery repeated after the sender was killed between send and record carries a new id, so the receiver cannot drop it',
+      'docs/design/alerts.md, at least once: a delivery repeated after the sender was killed between send and record carries a new id, so the receiver cannot drop it',
     patches: [
       {
         file: 'src/alerts/deliver.ts',
@@ -330,7 +331,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'anchor-truncation-ignored',
     breaks:
-      'integrity.md, anchors: verify with anchors does not notice that the newest anchored entries were deleted',
+      'docs/design/integrity.md, anchors: verify with anchors does not notice that the newest anchored entries were deleted',
     patches: [
       {
         file: 'src/store/verify/verify.ts',
@@ -343,7 +344,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'anchor-head-not-compared',
     breaks:
-      'integrity.md, anchors: verify with anchors accepts a chain recomputed after an edit (the anchored head hash is not compared)',
+      'docs/design/integrity.md, anchors: verify with anchors accepts a chain recomputed after an edit (the anchored head hash is not compared)',
     patches: [
       {
         file: 'src/store/verify/verify.ts',
@@ -355,7 +356,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'anchor-signature-unchecked',
-    breaks: 'integrity.md, anchors: verify trusts an altered anchor or one signed by another key',
+    breaks: 'docs/design/integrity.md, anchors: verify trusts an altered anchor or one signed by another key',
     patches: [
       {
         file: 'src/outputs/anchor/check.ts',
@@ -367,7 +368,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'typed-columns-unchecked',
-    breaks: 'integrity.md: verify does not compare the typed columns of history_entry with raw',
+    breaks: 'docs/design/integrity.md: verify does not compare the typed columns of history_entry with raw',
     patches: [
       {
         file: 'src/store/verify/verify.ts',
@@ -379,7 +380,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'snapshot-columns-unchecked',
-    breaks: 'integrity.md: verify does not compare the columns of settings_snapshot with raw',
+    breaks: 'docs/design/integrity.md: verify does not compare the columns of settings_snapshot with raw',
     patches: [
       {
         file: 'src/store/verify/verify.ts',
@@ -391,7 +392,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'field-change-direction-unchecked',
-    breaks: 'integrity.md: verify does not compare field_change directions with a recomputed diff',
+    breaks:
+      'docs/design/integrity.md: verify does not compare field_change directions with a recomputed diff',
     patches: [
       {
         file: 'src/store/verify/field-changes.ts',
@@ -403,7 +405,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'field-change-not-append-only',
-    breaks: 'data-model.md: field_change accepts UPDATE (its append-only trigger fires on DELETE only)',
+    breaks:
+      'docs/design/data-model.md: field_change accepts UPDATE (its append-only trigger fires on DELETE only)',
     patches: [
       {
         file: 'sql/0009_tamper_roles.sql',
@@ -415,7 +418,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'field-change-delete-unguarded',
-    breaks: 'data-model.md: field_change rows may be deleted outside the recompute of a late arrival',
+    breaks:
+      'docs/design/data-model.md: field_change rows may be deleted outside the recompute of a late arrival',
     patches: [
       {
         file: 'sql/0009_tamper_roles.sql',
@@ -440,7 +444,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'worker-anchor-skipped',
-    breaks: 'integrity.md, anchors: the worker writes no anchor after a run that stored entries',
+    breaks: 'docs/design/integrity.md, anchors: the worker writes no anchor after a run that stored entries',
     patches: [
       {
         file: 'src/outputs/anchor/after-run.ts',
@@ -491,7 +495,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'conflicting-ids-agree',
-    breaks: 'integrity.md: reconcile exits 0 while the source serves one id with two contents',
+    breaks: 'docs/design/integrity.md: reconcile exits 0 while the source serves one id with two contents',
     patches: [
       {
         file: 'src/commands/reconcile.ts',
@@ -909,7 +913,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'slot-job-id-per-replica',
     breaks:
-      'product.md scaling out: a job id that is not derived from (kind, tenant, slot) alone lets every replica insert its own job, so a tenant runs once per replica in a slot',
+      'docs/design/scaling.md: a job id that is not derived from (kind, tenant, slot) alone lets every replica insert its own job, so a tenant runs once per replica in a slot',
     patches: [
       {
         file: 'src/worker/slots.ts',
@@ -924,7 +928,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'retried-attempt-recorded',
     breaks:
-      'product.md scaling out: a failed attempt retried inside its slot keeps its ledger row, so one failure is recorded once per attempt',
+      'docs/design/scaling.md: a failed attempt retried inside its slot keeps its ledger row, so one failure is recorded once per attempt',
     patches: [
       {
         file: 'src/sync/steps.ts',
@@ -937,7 +941,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'missed-reconcile-forgotten',
     breaks:
-      'product.md scaling out: a reconcile slot missed while no worker ran is not run when one comes back',
+      'docs/design/scaling.md: a reconcile slot missed while no worker ran is not run when one comes back',
     patches: [{ file: 'src/worker/engine.ts', find: '      await catchUpReconcile();\n', replace: '' }],
     tests: ['test/integration/worker-engine.test.ts'],
   },
@@ -956,7 +960,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'sighup-ignored',
-    breaks: 'product.md scaling out: SIGHUP does not replace the tenant list of a running worker',
+    breaks: 'docs/design/scaling.md: SIGHUP does not replace the tenant list of a running worker',
     patches: [
       {
         file: 'src/commands/worker.ts',
@@ -969,7 +973,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'engine-not-granted-to-writer',
     breaks:
-      'integrity.md, the writer role: govtrail migrate installs the job engine without granting it to govtrail_writer, so a writer-role worker cannot start',
+      'docs/design/integrity.md, the writer role: govtrail migrate installs the job engine without granting it to govtrail_writer, so a writer-role worker cannot start',
     patches: [
       {
         file: 'src/worker/engine.ts',

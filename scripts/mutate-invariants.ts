@@ -1,7 +1,7 @@
 /**
  * `npm run mutate:invariants [-- --only NAME[,NAME]] [-- --concurrency N]`: proves the invariant
- * tests can fail. Each entry below is a deliberate bug that breaks one invariant of sync.md or
- * integrity.md. For each, the source is copied to a scratch directory, the bug is applied there
+ * tests can fail. Each entry below is a deliberate bug that breaks one invariant of docs/design/sync.md or
+ * docs/design/integrity.md. For each, the source is copied to a scratch directory, the bug is applied there
  * (never to the working tree), the integration tests that guard the invariant run against it, and
  * a table says which tests failed: every row must say "caught". A mutation whose text no longer
  * matches the source fails loudly, so the list cannot rot silently when the code moves.

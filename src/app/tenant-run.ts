@@ -36,12 +36,12 @@ export interface SyncTenantOptions {
   readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
 }
 
-/** One sync of the tenant (sync.md), then AIGOV-017 when it failed once too often. */
+/** One sync of the tenant (docs/design/sync.md), then AIGOV-017 when it failed once too often. */
 export function syncTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
   return runTenant('sync', options);
 }
 
-/** One reconcile of the tenant against its whole source history (integrity.md). */
+/** One reconcile of the tenant against its whole source history (docs/design/integrity.md). */
 export function reconcileTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
   return runTenant('reconcile', options);
 }

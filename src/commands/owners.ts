@@ -1,7 +1,7 @@
 /**
- * `govtrail owners delete …`: the DeleteEntitlementOwner remediation call (the brief, section 4.2).
- * Every call — dry runs too — is recorded in govtrail.owner_removal: a `sending` row before the
- * request is sent, then a row with its outcome (the table is INSERT-only).
+ * `govtrail owners delete …`: the DeleteEntitlementOwner remediation call (docs/design/tenant-api.md,
+ * "DeleteEntitlementOwner"). Every call — dry runs too — is recorded in govtrail.owner_removal: a `sending`
+ * row before the request is sent, then a row with its outcome (the table is INSERT-only).
  */
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';

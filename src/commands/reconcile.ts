@@ -101,7 +101,10 @@ export function agrees(s: SyncRunSummary): boolean {
   );
 }
 
-/** The per-tenant table of integrity.md: served, matched, new, changed, missing, expired, backdated. */
+/**
+ * The per-tenant table of docs/design/integrity.md: served, matched, new, changed, missing, expired,
+ * backdated.
+ */
 export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
   return formatTable(
     [

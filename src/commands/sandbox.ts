@@ -141,7 +141,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 export function sandboxCommand(): Command {
   return new Command('sandbox')
     .description(
-      'Run the sandbox tenant: an HTTP server that implements the tenant API brief (token endpoint, ' +
+      'Run the sandbox tenant: an HTTP server that implements the tenant API (token endpoint, ' +
         'AI governance settings history with paging, DeleteEntitlementOwner) over a seeded, realistic ' +
         'history, with optional fault injection. Prints the base URL and credentials, then serves until ' +
         'interrupted (Ctrl+C or SIGTERM).',

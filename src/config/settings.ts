@@ -41,13 +41,13 @@ export interface Config {
   readonly dataDir: string;
   /** Cron expression (UTC) of the worker. */
   readonly schedule: string;
-  /** Cron expression (UTC) of the worker's reconcile (integrity.md); undefined when `off`. */
+  /** Cron expression (UTC) of the worker's reconcile (docs/design/integrity.md); undefined when `off`. */
   readonly reconcileSchedule: string | undefined;
   /** Default page size for tenants that do not set one. */
   readonly pageSize: number;
   /** Default lookback for tenants that do not set one. */
   readonly lookbackMs: number;
-  /** Stop paging after this many pages in one run (sync.md S7). */
+  /** Stop paging after this many pages in one run (docs/design/sync.md S7). */
   readonly maxPages: number;
   /** YAML rule file replacing or extending the built-in pack. */
   readonly alertRulesPath: string | undefined;

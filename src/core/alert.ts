@@ -27,7 +27,7 @@ export interface AlertTicket {
   readonly url: string | null;
 }
 
-/** What alerts.md "What an alert carries" lists, stored as the alert's `context` jsonb. */
+/** What docs/design/alerts.md "What an alert carries" lists, stored as the alert's `context` jsonb. */
 export interface AlertContext {
   readonly tenantId: string;
   /** Null for run-level alerts (backfill digest, sync failing). */

@@ -47,7 +47,7 @@ export function backoffDelay(
 }
 
 /**
- * The run-level retry budget (sync.md, "HTTP behaviour"): the total time one client instance may
+ * The run-level retry budget (docs/design/sync.md, "HTTP behaviour"): the total time one client instance may
  * spend waiting between retries, across every request it makes. Shared by all requests of the
  * instance, including concurrent ones (a prefetched page and a token refresh).
  */

@@ -41,7 +41,7 @@ export interface Ranks {
   readonly defaultToolClassification: readonly string[];
 }
 
-/** The ranks of alerts.md; the rule file can replace them. */
+/** The ranks of docs/design/alerts.md; the rule file can replace them. */
 export const DEFAULT_RANKS: Ranks = {
   auditVerbosity: ['AUDIT_VERBOSITY_MINIMAL', 'AUDIT_VERBOSITY_STANDARD', 'AUDIT_VERBOSITY_FULL'],
   defaultToolClassification: [
@@ -316,7 +316,7 @@ export { canonicalJson };
 /**
  * Whether an entry is a diff base: the snapshot the next entries are diffed against. Only an entry
  * with a snapshot is. A PUT served without one says nothing about the settings; and a HARD_DELETE
- * is no base either (integrity.md, "no blind spot"): the CREATE that follows it is diffed against
+ * is no base either (docs/design/integrity.md, "no blind spot"): the CREATE that follows it is diffed against
  * the last snapshot before the delete, so deleting the settings and re-creating them weaker shows
  * as the loosening it is instead of a diff against nothing.
  */

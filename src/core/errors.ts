@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: 'still throttled (429) after every retry',
   HTTP_ERROR:
     'the tenant answered with an unexpected status; the message carries its {code, message} or raw body',
-  BAD_RESPONSE: 'a response body was not JSON or not the shape the brief describes',
+  BAD_RESPONSE: 'a response body was not JSON or not the shape the tenant API documents',
   NETWORK: 'connection failed, was reset, or timed out after every retry',
   RETRY_BUDGET_EXHAUSTED: 'the run-level retry budget (10 minutes) ran out',
   PAGING_LOOP: 'the tenant returned a page token already seen: paging stopped instead of looping',
@@ -79,7 +79,7 @@ export class HttpError extends GovtrailError {
   override name = 'HttpError';
 }
 
-/** Statuses and error codes worth retrying (sync.md, "HTTP behaviour"). */
+/** Statuses and error codes worth retrying (docs/design/sync.md, "HTTP behaviour"). */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
 
 /** Wraps anything thrown into a GovtrailError, keeping it as the cause. */

@@ -44,7 +44,9 @@ export function humanSeconds(seconds: number): string {
 
 const MAX_VALUE_TEXT = 200;
 
-/** How an empty client type list reads everywhere: every client type is allowed (the brief). */
+/**
+ * How an empty client type list reads everywhere: every client type is allowed (docs/design/tenant-api.md).
+ */
 export const ALL_CLIENT_TYPES = 'all client types';
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Where a run stops paging and what it checkpoints (sync.md steps 3 and 6). Pure: no I/O, no clock.
+ * Where a run stops paging and what it checkpoints (docs/design/sync.md steps 3 and 6). Pure: no I/O, no
+ * clock.
  */
 import { parseTimestamp, subtractMs } from './normalise/time.js';
 
@@ -11,7 +12,7 @@ export interface KeyedPosition {
 }
 
 /**
- * The stop rule of sync.md step 3: after a page, stop when it holds an entry older than
+ * The stop rule of docs/design/sync.md step 3: after a page, stop when it holds an entry older than
  * `checkpoint − lookback`; with a zero lookback, at the first entry at or before the checkpoint.
  * Entries without a readable createdAt never stop the run (they are kept or rejected elsewhere).
  */
@@ -37,7 +38,7 @@ export function pageReachesCheckpoint(
 
 /**
  * The oldest createdAt key a run must look at: entries older than this are ones an incremental
- * run never fetches, so a served-not-stored entry older than it is `backdated` (integrity.md).
+ * run never fetches, so a served-not-stored entry older than it is `backdated` (docs/design/integrity.md).
  */
 export function lookbackBound(checkpoint: KeyedPosition, lookbackMs: number): string {
   return lookbackMs > 0 ? subtractMs(checkpoint.createdAtKey, lookbackMs) : checkpoint.createdAtKey;

@@ -1,7 +1,7 @@
 /**
- * Wire types of the tenant API, as the brief (tenant-api.md, section 2) describes them. Every
- * field is optional and may be null; unknown fields are kept (the live API already has more than
- * the brief), so each object type carries an index signature and nothing is stripped.
+ * Wire types of the tenant API, as docs/design/tenant-api.md describes them. Every
+ * field is optional and may be null; unknown fields are kept (the live API already sends more than
+ * docs/design/tenant-api.md lists), so each object type carries an index signature and nothing is stripped.
  *
  * They live here, beside the client rather than inside it, because the client (tenant-api/), the
  * normaliser, the diff, the rules and the store all read them and none of those should depend on
@@ -74,7 +74,10 @@ export interface HistoryPage {
   readonly index: number;
 }
 
-/** Values the brief lists for each enum; anything else is "unrecognised" (kept, and alerted on). */
+/**
+ * Values docs/design/tenant-api.md lists for each enum; anything else is "unrecognised" (kept, and alerted
+ * on).
+ */
 export const KNOWN_CHANGE_KINDS = [
   'CHANGE_KIND_UNSPECIFIED',
   'CHANGE_KIND_CREATE',

@@ -1,11 +1,12 @@
 /**
- * The token endpoint and bearer-token checks (brief, section 5; product brief, "Authenticate").
+ * The token endpoint and bearer-token checks (docs/design/tenant-api.md, "Authentication").
  *
  * Three clients exist: an admin with a plain client secret, an admin with a key secret
  * (`secret-token:conductorone.com:v1:<base64url Ed25519 private JWK>`) that must prove
  * possession with an EdDSA client assertion, and a non-admin whose tokens work but are refused
  * (403) by the admin-tier operations. Credentials travel in the form body only: an HTTP Basic
- * header is ignored, as the brief says they are "sent in the request body, not in headers".
+ * header is ignored, since the API takes the credentials from the request body, not from headers
+ * (docs/design/tenant-api.md, "Authentication").
  */
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { jwtVerify } from 'jose';
@@ -33,7 +34,10 @@ const KEY_SECRET_PREFIX = 'secret-token:conductorone.com:v1:';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** Tolerated clock difference with the client. */
 const SKEW_SECONDS = 30;
-/** The longest assertion lifetime accepted (product brief: exp ≤ now + 5 min). */
+/**
+ * The longest assertion lifetime accepted (docs/design/tenant-api.md, "Authentication": exp at most 5 minutes
+ * ahead).
+ */
 const MAX_ASSERTION_SECONDS = 300;
 
 type Client =

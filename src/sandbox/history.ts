@@ -14,10 +14,10 @@
  * reused. A rewritten entry keeps its index and sort key and is served from the JSON text its
  * rewrite stored in `custom`, whether it began as a seeded entry or not.
  *
- * A HARD_DELETE entry carries no snapshot. The brief defines the snapshot as "the settings
- * object as it was after the change", and after a hard delete there is no object; protojson
- * leaves an unset message out (with emitUnpopulated it is `null`). The next change to the
- * settings is then a CREATE that starts a new object with a new createdAt.
+ * A HARD_DELETE entry carries no snapshot. The API documentation (docs/design/tenant-api.md) defines the
+ * snapshot as "the settings object as it was after the change", and after a hard delete there is no object;
+ * protojson leaves an unset message out (with emitUnpopulated it is `null`). The next change to the settings
+ * is then a CREATE that starts a new object with a new createdAt.
  */
 import { ksuidAt } from './ksuid.js';
 import { annotation, annotationOfKind, generateMetadata, makeUsers, type Users } from './metadata.js';

@@ -1,13 +1,13 @@
 /**
- * The sandbox tenant: an in-process HTTP server that implements the tenant API brief
- * (tenant-api.md) — token endpoint, AI governance settings history with the paging convention,
+ * The sandbox tenant: an in-process HTTP server that implements the tenant API
+ * (docs/design/tenant-api.md) — token endpoint, AI governance settings history with the paging convention,
  * and DeleteEntitlementOwner — over a seeded, realistic history, with fault injection. govtrail
  * runs and is tested against it when no real tenant is configured.
  *
- * It is the client's adversary (style rule 12): nothing here comes from src/tenant-api or
- * src/normalise, so a misreading of the brief cannot hide on both sides of the wire.
+ * It is the client's adversary (docs/design/style.md, the sandbox rule): nothing here comes from
+ * src/tenant-api or src/normalise, so a misreading of the API cannot hide on both sides of the wire.
  *
- * Choices where the brief is silent, made the way the real service (Go behind grpc-gateway)
+ * Choices where the API documentation is silent, made the way the real service (Go behind grpc-gateway)
  * would: entries are protojson with default values left out (emitUnpopulated serves the other
  * encoding); errors are `{code, message, details}` with gRPC codes; page_size 0 means the
  * default; a HARD_DELETE entry has no snapshot (history.ts); the delete refuses a body that

@@ -1,10 +1,10 @@
 /**
- * KSUIDs as the real service mints them (segmentio/ksuid): 20 bytes — a 4-byte big-endian count
- * of seconds since 1400000000 (2014-05-13T16:53:20Z) followed by 16 random bytes — written as 27
- * base62 digits over `0-9A-Za-z`. The alphabet is in ASCII order and the text is fixed-width,
- * so comparing the strings byte by byte is comparing the numbers: KSUID order is time order to
- * the second, and random within a second. The sandbox has its own implementation on purpose
- * (style rule 12): a shared helper would hide a misreading on both sides of the wire.
+ * KSUIDs as the real service mints them (segmentio/ksuid): 20 bytes — a 4-byte big-endian count of seconds
+ * since 1400000000 (2014-05-13T16:53:20Z) followed by 16 random bytes — written as 27 base62 digits over
+ * `0-9A-Za-z`. The alphabet is in ASCII order and the text is fixed-width, so comparing the strings byte by
+ * byte is comparing the numbers: KSUID order is time order to the second, and random within a second. The
+ * sandbox has its own implementation on purpose (docs/design/style.md, the sandbox rule): a shared helper
+ * would hide a misreading on both sides of the wire.
  */
 
 /** Unix time (seconds) of KSUID timestamp 0. */

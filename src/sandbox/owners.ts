@@ -1,5 +1,6 @@
 /**
- * Entitlement owners of app resources, for DeleteEntitlementOwner (brief, section 4.2).
+ * Entitlement owners of app resources, for DeleteEntitlementOwner (docs/design/tenant-api.md,
+ * "DeleteEntitlementOwner").
  *
  * The seeded owners are awkward on purpose: ids containing `/`, `%`, `?`, `#`, `+`, `&`,
  * spaces, non-ASCII text and text that already looks percent-encoded. Only a client that

@@ -1,5 +1,5 @@
 /**
- * The paging convention of the brief (section 8.1) as the sandbox serves it: page_size clamped
+ * The paging convention (docs/design/tenant-api.md, "Paging") as the sandbox serves it: page_size clamped
  * to 10–100 (default 25), opaque page tokens, an empty nextPageToken at the end.
  *
  * Tokens are base64url of a small versioned payload plus a truncated HMAC, so a client cannot
@@ -72,7 +72,7 @@ export class PageTokens {
   }
 }
 
-/** Default, minimum and maximum page sizes (brief, section 8.1). */
+/** Default, minimum and maximum page sizes (docs/design/tenant-api.md, "Paging"). */
 const PAGE_SIZE = { default: 25, min: 10, max: 100 } as const;
 
 /** A parsed history query, or the reason it is invalid (answered with 400, code 3). */

@@ -1,11 +1,10 @@
 /**
- * The other JSON encoding a grpc-gateway service can have. By default the sandbox writes entries
- * as protojson does with its defaults (default values left out). grpc-gateway v2's own default
- * marshaler, however, sets `EmitUnpopulated: true`: every field is written, scalars with their
- * default (`""`, `false`, `0`, `[]`, the enum's `…_UNSPECIFIED` name) and unset message fields as
- * `null`. Which one the real tenant uses is not shown in the brief ("empty" syslogEventId and
- * traceId, nullable message fields in the OpenAPI description), so a client must read both;
- * the `emitUnpopulated` option serves this form.
+ * The other JSON encoding a grpc-gateway service can have. By default the sandbox writes entries as protojson
+ * does with its defaults (default values left out). grpc-gateway v2's own default marshaler, however, sets
+ * `EmitUnpopulated: true`: every field is written, scalars with their default (`""`, `false`, `0`, `[]`, the
+ * enum's `…_UNSPECIFIED` name) and unset message fields as `null`. Which one the real tenant uses is not
+ * published (docs/design/tenant-api.md; "empty" syslogEventId and traceId, nullable message fields in the
+ * OpenAPI description), so a client must read both; the `emitUnpopulated` option serves this form.
  */
 
 type Defaults = ReadonlyArray<readonly [string, unknown]>;

@@ -1,6 +1,6 @@
 /**
  * A curated tail of notable changes, appended after the seeded history when the `scenarios`
- * option is on (the demo uses it). Every rule of the default alert pack (alerts.md) has at least
+ * option is on (the demo uses it). Every rule of the default alert pack (docs/design/alerts.md) has at least
  * one entry that triggers it, in a plausible story: a baseline, a series of weakening changes
  * made through different channels, a vendor-support change, a burst, a value this version of
  * govtrail does not know, a hard delete and a re-creation.
@@ -122,7 +122,7 @@ function steps(apiUser: string, supportUser: string): Step[] {
         set: { enabled: false },
       },
     },
-    // Values this version of the brief does not know.
+    // Values the documented API (docs/design/tenant-api.md) does not list.
     {
       after: DAY,
       spec: {

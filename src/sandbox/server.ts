@@ -1,6 +1,6 @@
 /**
- * The sandbox tenant's HTTP server: the token endpoint, the history listing and the owner
- * delete of the brief, fault injection in front of them, and the `/_sandbox/` control
+ * The sandbox tenant's HTTP server: the token endpoint, the history listing and the owner delete of the
+ * tenant API (docs/design/tenant-api.md), fault injection in front of them, and the `/_sandbox/` control
  * endpoints (see control.ts).
  *
  * Response shapes follow the real service, a Go service behind grpc-gateway:

@@ -32,7 +32,10 @@ export const MODEL_SIZE = 14;
 /** Marks a field whose wire value is outside the vocabulary (set through an EntrySpec). */
 const FOREIGN = 255;
 
-/** Client types in enum order; bit i of the clientTypes mask selects entry i. The last one is unknown to the brief. */
+/**
+ * Client types in enum order; bit i of the clientTypes mask selects entry i. The last one is unknown to
+ * docs/design/tenant-api.md.
+ */
 const CLIENT_TYPES = [
   'MCP_CLIENT_TYPE_PERSONAL',
   'MCP_CLIENT_TYPE_SHARED',
@@ -174,7 +177,7 @@ function newValue(field: number, current: number, rng: Random): number {
         [rng.int(1, 15), 5],
       ];
       const mask = pickOther(rng, current, masks);
-      // A client type the brief does not know yet, as a newer server would send it.
+      // A client type docs/design/tenant-api.md does not know yet, as a newer server would send it.
       return rng.chance(0.05) ? mask | ROBOT_BIT : mask;
     }
     case F.auditVerbosity:

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 client credentials for the tenant API (product.md, "What it does" item 1). Two forms of
+ * OAuth 2.0 client credentials for the tenant API (docs/design/tenant-api.md, "Authentication"). Two forms of
  * secret: a plain client secret sent as `client_secret`, or a tenant-issued key secret
  * (`secret-token:conductorone.com:v1:<base64url Ed25519 JWK>`) from which a short-lived EdDSA JWT is
  * signed and sent as `client_assertion`. The access token is cached until shortly before it
@@ -22,7 +22,10 @@ const KEY_SECRET_FAMILY = 'secret-token:';
 
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-/** Lifetime of a client assertion. The brief allows at most 5 minutes; 2 leaves room for skew. */
+/**
+ * Lifetime of a client assertion. The API allows at most 5 minutes (docs/design/tenant-api.md); 2 leaves room
+ * for skew.
+ */
 export const ASSERTION_LIFETIME_S = 120;
 
 /** Assumed token lifetime when the token endpoint sends no usable `expires_in`. */

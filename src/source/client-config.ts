@@ -20,11 +20,11 @@ export interface TenantConfig {
   readonly clientSecret: string;
   /** History page size, already clamped to 10–100. */
   readonly pageSize: number;
-  /** Overlap window behind the checkpoint, in milliseconds (sync.md step 3). */
+  /** Overlap window behind the checkpoint, in milliseconds (docs/design/sync.md step 3). */
   readonly lookbackMs: number;
 }
 
-/** HTTP timeouts and retry policy (sync.md, "HTTP behaviour"). */
+/** HTTP timeouts and retry policy (docs/design/sync.md, "HTTP behaviour"). */
 export interface HttpConfig {
   readonly connectTimeoutMs: number;
   readonly headersTimeoutMs: number;
@@ -44,7 +44,7 @@ export interface HttpConfig {
   readonly retryMaxDelayMs: number;
 }
 
-/** Clamps a page size to the range the API accepts (the brief, section 8.1). */
+/** Clamps a page size to the range the API accepts (docs/design/tenant-api.md, "Paging"). */
 export function clampPageSize(n: number): number {
   return Math.min(MAX_PAGE_SIZE, Math.max(MIN_PAGE_SIZE, Math.trunc(n)));
 }

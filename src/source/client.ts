@@ -82,7 +82,10 @@ export function validateBaseUrl(raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/** Client for the two operations of the tenant API brief, with authentication and retries. */
+/**
+ * Client for the two operations of the tenant API (docs/design/tenant-api.md), with authentication and
+ * retries.
+ */
 export class TenantApiClient {
   readonly #transport: HttpTransport;
   readonly #tokens: TokenProvider;

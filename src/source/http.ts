@@ -1,6 +1,6 @@
 /**
  * The HTTP layer of the tenant API client: one undici request per attempt, retried with p-retry on
- * the statuses and network failures sync.md ("HTTP behaviour") names, with full-jitter backoff,
+ * the statuses and network failures docs/design/sync.md ("HTTP behaviour") names, with full-jitter backoff,
  * `Retry-After`, a per-request attempt limit and the run-level retry budget. Every non-2xx answer
  * becomes a {@link GovtrailError} with a stable code; redirects are never followed.
  */

@@ -1,6 +1,6 @@
 /**
- * The DeleteEntitlementOwner operation's request (the brief, section 4.2): every path segment
- * percent-encoded, and the body's `appEntitlementRef` built from the same values as the last two
+ * The DeleteEntitlementOwner operation's request (docs/design/tenant-api.md, "DeleteEntitlementOwner"): every
+ * path segment percent-encoded, and the body's `appEntitlementRef` built from the same values as the last two
  * segments so that path and body cannot disagree.
  */
 import { GovtrailError } from '../core/errors.js';

@@ -1,7 +1,7 @@
 /**
  * The history pager: validates each page of `GET /api/v1/settings/ai-governance/history` and walks
  * the `nextPageToken` chain as an async generator, newest first, with a one-page prefetch so the
- * next request overlaps the consumer's database writes. Termination is guaranteed (sync.md S7): a
+ * next request overlaps the consumer's database writes. Termination is guaranteed (docs/design/sync.md S7): a
  * repeated token or too many pages fails instead of looping.
  */
 
@@ -45,10 +45,10 @@ function badPage(what: string, details: Record<string, unknown>): GovtrailError 
 }
 
 /**
- * Validates the body of one history page (the brief, section 2.1). The body must be a JSON object;
- * `list` an array, null or absent (null and absent become []); `nextPageToken` a string, null or
- * absent (null and absent become "", the end). Entries are passed through untouched: unknown
- * fields, unknown enum values and nulls are the normaliser's business, not the pager's.
+ * Validates the body of one history page (docs/design/tenant-api.md, "Response"). The body must be a JSON
+ * object; `list` an array, null or absent (null and absent become []); `nextPageToken` a string, null or
+ * absent (null and absent become "", the end). Entries are passed through untouched: unknown fields, unknown
+ * enum values and nulls are the normaliser's business, not the pager's.
  */
 export function parseHistoryPage(text: string, index: number): HistoryPage {
   let body: unknown;
@@ -108,8 +108,8 @@ export async function* pageHistory(
   if (typeof options.pageSize !== 'number' || !Number.isFinite(options.pageSize)) {
     throw invalid(`pageSize must be a number, got ${String(options.pageSize)}`);
   }
-  // The API treats sizes outside 10–100 as the nearest bound (the brief, section 8.1); sending the
-  // clamped value keeps the request honest about the page size it will get.
+  // The API treats sizes outside 10–100 as the nearest bound (docs/design/tenant-api.md, "Paging"); sending
+  // the clamped value keeps the request honest about the page size it will get.
   const pageSize = clampPageSize(options.pageSize);
   if (!Number.isInteger(maxPages) || maxPages < 1) {
     throw invalid(`maxPages must be a whole number of at least 1, got ${String(maxPages)}`);

@@ -17,7 +17,7 @@ export async function connectedAsOwner(db: Session): Promise<boolean> {
 
 /**
  * With GOVTRAIL_REQUIRE_WRITER_ROLE set, refuses a connection as the owner: the worker must run as
- * a role that cannot alter tables or disable triggers (integrity.md).
+ * a role that cannot alter tables or disable triggers (docs/design/integrity.md).
  */
 export async function requireWriterRole(db: Session, required: boolean): Promise<void> {
   if (!required) return;

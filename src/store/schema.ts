@@ -1,5 +1,5 @@
 /**
- * Kysely table types of schema `govtrail` (data-model.md). Keep in step with sql/.
+ * Kysely table types of schema `govtrail` (docs/design/data-model.md). Keep in step with sql/.
  */
 import type { ColumnType, Generated } from 'kysely';
 

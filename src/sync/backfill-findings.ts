@@ -1,6 +1,6 @@
 /**
  * What the rules would have raised over a period for the entries a backfill stored. A tenant's
- * first run raises one digest (AIGOV-016, sync.md S9) instead of an alert per entry, so a year of
+ * first run raises one digest (AIGOV-016, docs/design/sync.md S9) instead of an alert per entry, so a year of
  * history backfilled looks alert-free in alerts.csv and the report. This walk evaluates the rule
  * pack over those entries again — read-only, nothing stored or delivered — so that the evidence
  * pack and the report can list the findings, marked as found by backfill (issue 20, item 16).

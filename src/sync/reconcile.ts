@@ -1,5 +1,5 @@
 /**
- * A reconcile: the whole source history against the store (integrity.md). In the shared frame of
+ * A reconcile: the whole source history against the store (docs/design/integrity.md). In the shared frame of
  * steps.ts — lock, ledger, one transaction, change step, checkpoint — it pages the history to its
  * end, writes each batch as a sync would (storing what is not stored; the writer compares every
  * re-served entry by content hash), sorts what it stored into new and `backdated`, and at the end

@@ -1,5 +1,5 @@
 /**
- * A sync: one checkpointed run for one tenant (sync.md). In the shared frame of steps.ts — lock,
+ * A sync: one checkpointed run for one tenant (docs/design/sync.md). In the shared frame of steps.ts — lock,
  * ledger, one transaction, change step, checkpoint — it pages newest first until the stop rule says
  * the page reaches `checkpoint − lookback`, writing each batch as it goes. Re-served entries of the
  * lookback window are compared with the store by the writer (S12).

@@ -1,9 +1,9 @@
 /**
- * What one batch of a listing serves, sorted by id (integrity.md, `conflicting_ids`; sync.md S12).
- * The first copy of each id is the one a run stores or compares with the store. A further copy
- * with the same content is a harmless duplicate (paging overlap) and is dropped; a further copy
- * with other content is the source serving one id twice, kept apart so that it is recorded, never
- * dropped. Pure: content hashes are computed only for ids served more than once.
+ * What one batch of a listing serves, sorted by id (docs/design/integrity.md, `conflicting_ids`;
+ * docs/design/sync.md S12). The first copy of each id is the one a run stores or compares with the store. A
+ * further copy with the same content is a harmless duplicate (paging overlap) and is dropped; a further copy
+ * with other content is the source serving one id twice, kept apart so that it is recorded, never dropped.
+ * Pure: content hashes are computed only for ids served more than once.
  */
 import { contentHash } from '../core/normalise/canonical.js';
 import type { EntryKey } from '../core/normalise/entry.js';

@@ -1,8 +1,8 @@
 /**
- * The steps every kind of run is made of (sync.md "One run"; integrity.md): the tenant lock and
- * the ledger row around one transaction, the batched write of what the source served, the
- * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts
- * (sync) and reconcile.ts sequence them; a new kind of run is one more short sequence.
+ * The steps every kind of run is made of (docs/design/sync.md "One run"; docs/design/integrity.md): the
+ * tenant lock and the ledger row around one transaction, the batched write of what the source served, the
+ * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts (sync) and
+ * reconcile.ts sequence them; a new kind of run is one more short sequence.
  */
 import { diffSnapshots, type FieldChange } from '../core/diff.js';
 import { type GovtrailError, toGovtrailError } from '../core/errors.js';
@@ -506,14 +506,14 @@ interface Served {
 }
 
 /**
- * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
- * served twice with the same content, inserts what is not stored (one COPY per table, the hash
- * chain continued), and compares each re-served stored entry with the store by content hash — a
- * difference is recorded as `changed_at_source` (sync.md S12), the stored original untouched. What
- * any run finds besides (integrity.md): a stored entry dated behind `checkpoint − lookback` is
- * recorded as `backdated`, and an id served with another content in the same listing as
- * `conflicting_ids` (the first copy stored, the other in the discrepancy row). One batch is written
- * while the next is fetched; at most one write is in flight.
+ * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id served
+ * twice with the same content, inserts what is not stored (one COPY per table, the hash chain continued), and
+ * compares each re-served stored entry with the store by content hash — a difference is recorded as
+ * `changed_at_source` (docs/design/sync.md S12), the stored original untouched. What any run finds besides
+ * (docs/design/integrity.md): a stored entry dated behind `checkpoint − lookback` is recorded as `backdated`,
+ * and an id served with another content in the same listing as `conflicting_ids` (the first copy stored, the
+ * other in the discrepancy row). One batch is written while the next is fetched; at most one write is in
+ * flight.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */

@@ -1,6 +1,6 @@
 /**
- * The alert outbox end to end (alerts.md "Delivery", sync.md S3/S4): alerts exist only for
- * committed entries, each alert gets one alert_delivery row per configured sink, and rerunning a
+ * The alert outbox end to end (docs/design/alerts.md "Delivery", docs/design/sync.md S3/S4): alerts exist
+ * only for committed entries, each alert gets one alert_delivery row per configured sink, and rerunning a
  * sync never duplicates an alert or sends it again.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -330,7 +330,8 @@ const quiet: QuietCase[] = [
     after: [{ set: { surfaceRequestableTools: false } }],
   },
   {
-    // A re-creation is diffed against the settings before the delete (integrity.md): the same value is no change.
+    // A re-creation is diffed against the settings before the delete (docs/design/integrity.md): the same
+    // value is no change.
     name: 'preferCodeModeOverDirectTools re-created as it was before the delete',
     rule: 'AIGOV-008',
     before: [deleted],

@@ -1,6 +1,6 @@
 /**
  * The PagerDuty and Teams sinks over real sockets, against local receivers that implement the
- * documented contracts (alert-destinations.md): PagerDuty's Events API v2 answers 202 to a valid
+ * documented contracts (docs/design/alert-destinations.md): PagerDuty's Events API v2 answers 202 to a valid
  * event, 400 with its list of errors to an invalid one, 429 with Retry-After when rate limited and
  * 5xx when broken; a Teams Workflows webhook answers 202 with an empty body.
  */

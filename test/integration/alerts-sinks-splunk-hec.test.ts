@@ -1,6 +1,6 @@
 /**
  * The Splunk HEC sink over real sockets, against a local receiver implementing HEC's contract
- * (alert-destinations.md, "Splunk HTTP Event Collector"): `POST /services/collector/event` with
+ * (docs/design/alert-destinations.md, "Splunk HTTP Event Collector"): `POST /services/collector/event` with
  * `Authorization: Splunk <token>`, one JSON envelope whose `event` is required; `{"text":"Success",
  * "code":0}` on 200, code 2/4 on 401/403 (token), 5/6/12 on 400 (bad data), 9 on 503 (busy).
  */

@@ -1,5 +1,5 @@
 /**
- * No blind spot in the diff (integrity.md): a CREATE after a HARD_DELETE is diffed against the
+ * No blind spot in the diff (docs/design/integrity.md): a CREATE after a HARD_DELETE is diffed against the
  * last snapshot before the delete, so switching approval off by deleting the settings and
  * re-creating them weaker is a `loosened` change that raises AIGOV-002 and AIGOV-003 — within
  * one run and across runs, in the stored walk and in the first run's in-memory walk.

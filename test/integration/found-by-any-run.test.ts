@@ -1,6 +1,6 @@
 /**
- * Found by any run (integrity.md; sync.md S12), against the sandbox over real sockets and a real
- * database, with small pages on a sparse history (a change every other day), where a sync's first
+ * Found by any run (docs/design/integrity.md; docs/design/sync.md S12), against the sandbox over real sockets
+ * and a real database, with small pages on a sparse history (a change every other day), where a sync's first
  * page reaches far behind `checkpoint − lookback`:
  * - an entry slipped in 3 days behind the checkpoint is stored by the next sync and recorded there
  *   as `backdated` with AIGOV-018, in that run's transaction (a finding that cannot be written

@@ -1,10 +1,10 @@
 /**
- * Every OCSF event govtrail emits for a realistic history validates against the 1.8.0 export: a
- * sandbox tenant with a seeded history and the curated scenarios (every alert rule), synced by the
- * real sync, then more of it — every change kind (CREATE, PUT, HARD_DELETE, one the brief does not
- * know, one absent), unknown enum values, an entry without a snapshot, hostile strings — then a
- * reconcile that finds a rewritten and a dropped entry, and a streak of failed runs. Events are read
- * through the export's own keyset-paged queries, with pages far smaller than the history.
+ * Every OCSF event govtrail emits for a realistic history validates against the 1.8.0 export: a sandbox
+ * tenant with a seeded history and the curated scenarios (every alert rule), synced by the real sync, then
+ * more of it — every change kind (CREATE, PUT, HARD_DELETE, one the API documentation does not know, one
+ * absent), unknown enum values, an entry without a snapshot, hostile strings — then a reconcile that finds a
+ * rewritten and a dropped entry, and a streak of failed runs. Events are read through the export's own
+ * keyset-paged queries, with pages far smaller than the history.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

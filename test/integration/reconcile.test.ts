@@ -1,5 +1,5 @@
 /**
- * Proof against the source (integrity.md), end to end against the sandbox over real sockets and a
+ * Proof against the source (docs/design/integrity.md), end to end against the sandbox over real sockets and a
  * real database: reconcile finds each discrepancy kind, records it once, alerts AIGOV-018 (never
  * for expired entries), stores what is new or backdated as a sync would, leaves the stored
  * original byte for byte; a sync finds a rewrite inside its lookback window; a reconcile and a sync

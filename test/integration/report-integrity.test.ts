@@ -1,5 +1,5 @@
 /**
- * The report's "Source integrity" panel (integrity.md), from a synced sandbox tenant: before any
+ * The report's "Source integrity" panel (docs/design/integrity.md), from a synced sandbox tenant: before any
  * reconcile it says so and names the command; after the source rewrote one entry and dropped
  * another, it shows the verdict, the coverage, the open discrepancies per kind and the findings,
  * with hostile text (an entry id of HTML) escaped.

@@ -2,8 +2,8 @@
  * The sandbox against the public OpenAPI description of the tenant API: real responses, over
  * real sockets, validated against the response schemas, so that the sandbox cannot drift from
  * the real API. Two deliberate readings:
- * - enums marked `x-speakeasy-unknown-values: allow` accept values outside the list (the brief:
- *   "unknown values may appear and must be tolerated"), and the sandbox serves some;
+ * - enums marked `x-speakeasy-unknown-values: allow` accept values outside the list (unknown values
+ *   must be tolerated: docs/design/tenant-api.md), and the sandbox serves some;
  * - `format: duration` is the proto3 JSON duration ("3600s"), which is what the service sends,
  *   not an ISO 8601 duration.
  */
@@ -100,7 +100,7 @@ describe('sandbox responses against the OpenAPI description', () => {
       };
       const valid = validateList(body);
       expect(valid, valid ? '' : String(errorsOf())).toBe(true);
-      // The brief: CHANGE_KIND_UNSPECIFIED must never appear on the wire.
+      // docs/design/tenant-api.md: CHANGE_KIND_UNSPECIFIED must never appear on the wire.
       expect(body.list.some((e) => e.metadata.changeKind === 'CHANGE_KIND_UNSPECIFIED')).toBe(false);
       pages++;
       entries += body.list.length;

@@ -39,7 +39,7 @@ afterAll(async () => {
   await sb.close();
 });
 
-/** Every segment percent-encoded, as the brief's client must. */
+/** Every segment percent-encoded, as a client of the API must (docs/design/tenant-api.md). */
 function pathOf(t: OwnerTuple, encode: (s: string) => string = encodeURIComponent): string {
   return (
     `/api/v2/apps/${encode(t.appId)}/resource_types/${encode(t.resourceTypeId)}/resources/${encode(t.resourceId)}` +

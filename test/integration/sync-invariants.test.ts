@@ -1,6 +1,6 @@
 /**
- * The invariants of sync.md, one test (or more) each, against real PostgreSQL and the sandbox over
- * real sockets.
+ * The invariants of docs/design/sync.md, one test (or more) each, against real PostgreSQL and the sandbox
+ * over real sockets.
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,11 +1,11 @@
 /**
- * Proof against govtrail's own database (integrity.md): `govtrail anchor` signs each tenant's chain
- * head into a directory outside the database, and `govtrail verify --anchors DIR --public-key FILE`
- * exits 1 when the store no longer reproduces an anchor — the newest entries deleted, or an entry
- * edited and the chain recomputed after it, which a verify without anchors cannot tell. Edits to
- * what analysts read (typed columns, snapshots, annotations, field changes) fail with or without
- * anchors. An altered anchor, or one signed by another key, fails. Tampering runs as superuser with
- * every trigger (and foreign key) switched off, as an operator with database access could.
+ * Proof against govtrail's own database (docs/design/integrity.md): `govtrail anchor` signs each tenant's
+ * chain head into a directory outside the database, and `govtrail verify --anchors DIR --public-key FILE`
+ * exits 1 when the store no longer reproduces an anchor — the newest entries deleted, or an entry edited and
+ * the chain recomputed after it, which a verify without anchors cannot tell. Edits to what analysts read
+ * (typed columns, snapshots, annotations, field changes) fail with or without anchors. An altered anchor, or
+ * one signed by another key, fails. Tampering runs as superuser with every trigger (and foreign key) switched
+ * off, as an operator with database access could.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Every row of sync.md "HTTP behaviour", over real sockets against the sandbox tenant. Delays are
+ * Every row of docs/design/sync.md "HTTP behaviour", over real sockets against the sandbox tenant. Delays are
  * configured tiny (1–5 ms backoff, small Retry-After caps) so retries do not slow the suite.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -70,7 +70,7 @@ const minutesBefore = (n: number) =>
 describe('the default rule pack', () => {
   const pack = loadRulePack();
 
-  it('parses and has exactly the eighteen rules of alerts.md, all enabled and complete', () => {
+  it('parses and has exactly the eighteen rules of docs/design/alerts.md, all enabled and complete', () => {
     expect(pack.rules.map((r) => r.id)).toEqual(
       Array.from({ length: 18 }, (_, i) => `AIGOV-${String(i + 1).padStart(3, '0')}`),
     );
@@ -82,7 +82,7 @@ describe('the default rule pack', () => {
     }
   });
 
-  it('matches the severities of the alerts.md table', () => {
+  it('matches the severities of the docs/design/alerts.md table', () => {
     expect(Object.fromEntries(pack.rules.map((r) => [r.id, r.severity]))).toEqual({
       'AIGOV-001': 'high',
       'AIGOV-002': 'high',
@@ -105,7 +105,7 @@ describe('the default rule pack', () => {
     });
   });
 
-  it('ships the ranks of alerts.md', () => {
+  it('ships the ranks of docs/design/alerts.md', () => {
     expect(pack.ranks).toEqual(DEFAULT_RANKS);
   });
 

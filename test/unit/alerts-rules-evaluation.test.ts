@@ -1,5 +1,5 @@
 /**
- * Rule evaluation and the rule file format through the exported API (alerts.md): what fires,
+ * Rule evaluation and the rule file format through the exported API (docs/design/alerts.md): what fires,
  * what an alert carries, and how a bad rule file is refused. Every pack is parsed inside a test,
  * so a rule pack that no longer parses fails these tests by name.
  */

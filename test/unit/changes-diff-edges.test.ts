@@ -1,6 +1,6 @@
 /**
- * diffSnapshots on odd input (sync.md S6: stored as received, never a crash), and the names the
- * diff gives fields (data-model.md, field_change). Exact rows throughout.
+ * diffSnapshots on odd input (docs/design/sync.md S6: stored as received, never a crash), and the names the
+ * diff gives fields (docs/design/data-model.md, field_change). Exact rows throughout.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -60,7 +60,7 @@ describe('rowHash', () => {
   });
 });
 
-describe('contentHash (integrity.md)', () => {
+describe('contentHash (docs/design/integrity.md)', () => {
   it('is sha256 of the canonical JSON: key order and whitespace never count as a change', () => {
     const expected = createHash('sha256').update('{"a":1,"b":[2,{"c":3,"d":4}]}').digest('hex');
     expect(contentHash({ b: [2, { d: 4, c: 3 }], a: 1 }).toString('hex')).toBe(expected);

@@ -1,6 +1,6 @@
 /**
- * The tolerant normaliser (sync.md S6, data-model.md): null, absent and odd-typed values are
- * stored as received, never a crash; proto3 JSON omits empty lists and default values, so absent
+ * The tolerant normaliser (docs/design/sync.md S6, docs/design/data-model.md): null, absent and odd-typed
+ * values are stored as received, never a crash; proto3 JSON omits empty lists and default values, so absent
  * is the default, not "unknown". Every test asserts the exact rows and warnings.
  */
 import { describe, expect, it } from 'vitest';
@@ -125,7 +125,7 @@ describe('normaliseEntry: a minimal entry (proto3 JSON omits every default)', ()
     expect(v.warnings).toEqual([]);
   });
 
-  it('stores the empty actor user id, syslog event id and trace id as NULL, as data-model.md says', () => {
+  it('stores the empty actor user id, syslog event id and trace id as NULL, as docs/design/data-model.md says', () => {
     const v = ok({
       metadata: {
         ...META,

@@ -1,6 +1,6 @@
 /**
  * The normaliser's building blocks: RFC 3339 timestamps, proto3 durations, KSUIDs and the
- * table of settings_snapshot columns (data-model.md).
+ * table of settings_snapshot columns (docs/design/data-model.md).
  */
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/core/normalise/duration.js';
@@ -166,7 +166,7 @@ describe('ksuidTime', () => {
   });
 });
 
-describe('SNAPSHOT_FIELDS: the settings_snapshot columns of data-model.md', () => {
+describe('SNAPSHOT_FIELDS: the settings_snapshot columns of docs/design/data-model.md', () => {
   it('maps each column to its wire path and kind; only the two timestamps are not diffed', () => {
     expect(SNAPSHOT_FIELDS.map((f) => [f.column, f.path.join('.'), f.kind, f.diffed])).toEqual([
       ['allowed_client_types', 'allowedClientTypes', 'enumList', true],

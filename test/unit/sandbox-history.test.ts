@@ -106,7 +106,7 @@ describe('sandbox history generator', () => {
     expect(Math.max(...perSecond.values())).toBeGreaterThanOrEqual(3);
   });
 
-  it('uses every actor kind and every annotation kind of the brief, plus a few it does not know', () => {
+  it('uses every actor kind and every annotation kind of the API, plus a few it does not know', () => {
     const actorKinds = new Set(BIG.map((e) => e.metadata!.actor?.kind ?? '(omitted)'));
     for (const kind of [
       'ACTOR_KIND_API',
@@ -157,7 +157,7 @@ describe('sandbox history generator', () => {
     expect(durations.every((d) => typeof d === 'string' && DURATION.test(d))).toBe(true);
   });
 
-  it('writes metadata the way the brief describes it', () => {
+  it('writes metadata the way the API documents it', () => {
     const createdAtForms = new Set<string>();
     let annotated = 0;
     let unannotated = 0;

@@ -1,5 +1,5 @@
 /**
- * The stop rule, the lookback bound, position order and stored keys (sync.md steps 3 and 6).
+ * The stop rule, the lookback bound, position order and stored keys (docs/design/sync.md steps 3 and 6).
  * Pure functions: no database, no sandbox.
  */
 import { describe, expect, it } from 'vitest';

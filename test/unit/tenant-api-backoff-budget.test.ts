@@ -1,5 +1,5 @@
 /**
- * The run-level retry budget's error (sync.md, "HTTP behaviour": a run-level budget of 10
+ * The run-level retry budget's error (docs/design/sync.md, "HTTP behaviour": a run-level budget of 10
  * minutes). The error carries a stable code, the last error as cause and the figures in details.
  */
 import { describe, expect, it } from 'vitest';

@@ -11,7 +11,7 @@
  *
  * SMTP 4xx answers and connection problems are retried; 5xx answers (535 authentication failed,
  * 550 mailbox unavailable, …), all recipients refused, a certificate not trusted and a bad
- * configuration are permanent. Wire facts: alert-destinations.md, "Email (SMTP)".
+ * configuration are permanent. Wire facts: docs/design/alert-destinations.md, "Email (SMTP)".
  *
  * `mode: digest` sends one mail per delivery pass instead, listing every alert due for the sink,
  * most severe first (see {@link digestMail}). The pass's outcome is every listed alert's outcome: a

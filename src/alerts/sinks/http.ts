@@ -27,7 +27,7 @@ export interface PostOptions {
   readonly timeoutMs?: number | undefined;
   /**
    * Whether a non-2xx answer is worth retrying; by default 408, 429 and 5xx are, every other status
-   * is permanent (alert-destinations.md, "classify errors").
+   * is permanent (docs/design/alert-destinations.md, "classify errors").
    */
   readonly isRetryable?: ((status: number, body: string) => boolean) | undefined;
 }

@@ -5,7 +5,7 @@
  * The alert's dedupe key is the `dedup_key`, so a repeated delivery updates the open PagerDuty alert
  * instead of opening another. 202 means accepted (queued, not yet an incident); 400 is an invalid
  * event and permanent, its body (PagerDuty's list of errors) kept in `last_error`; 429 and 5xx are
- * retried, after the Retry-After when PagerDuty sends one. Wire facts: alert-destinations.md,
+ * retried, after the Retry-After when PagerDuty sends one. Wire facts: docs/design/alert-destinations.md,
  * "PagerDuty Events API v2" (in the shared design reference).
  */
 import { createHash } from 'node:crypto';

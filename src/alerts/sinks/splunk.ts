@@ -12,7 +12,7 @@
  * milliseconds). HEC answers `{"text", "code"}`; codes 8, 9 and 18–20 (server busy, unhealthy) are
  * retried, like 408, 429 and 5xx; token problems (2, 3, 4: 401/403) and bad data (5, 6, 7, 12, 13:
  * 400) are permanent, the answer's text and code kept in `last_error`. A 200 means "valid", not
- * "indexed" (no indexer acknowledgement). Wire facts: alert-destinations.md, "Splunk HTTP Event
+ * "indexed" (no indexer acknowledgement). Wire facts: docs/design/alert-destinations.md, "Splunk HTTP Event
  * Collector".
  *
  * Size: the envelope is kept under {@link SPLUNK_BUDGET_BYTES}, below the 10,000 bytes at which

@@ -6,7 +6,7 @@
  * is read. The workflow answers 202 with an empty body once it has accepted the request; it posts
  * the card afterwards, so 202 is "accepted", not "seen". The card is kept under 20 KB of UTF-8
  * (Teams refuses about 28 KB, with reports of failures from 20 KB) by cutting long values. Wire
- * facts: alert-destinations.md, "Microsoft Teams (Workflows webhook)".
+ * facts: docs/design/alert-destinations.md, "Microsoft Teams (Workflows webhook)".
  */
 import type { Dispatcher } from 'undici';
 import type { AlertMessage, Severity, Sink } from '../../core/alert.js';

@@ -118,7 +118,7 @@ export function canonicalJsonbText(value: unknown): { text: string; hashText: st
 }
 
 /**
- * An entry's content hash (integrity.md): sha256 of its canonical JSON as jsonb reads it back —
+ * An entry's content hash (docs/design/integrity.md): sha256 of its canonical JSON as jsonb reads it back —
  * `canonicalJsonbText(raw).hashText` — so key order, whitespace and the characters jsonb cannot
  * keep never count as a change, and a stored row and a served entry compare byte for byte.
  */

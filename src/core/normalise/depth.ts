@@ -6,9 +6,9 @@
  */
 
 /**
- * The deepest nesting of arrays and objects an entry may have. The brief's entries nest about five
- * levels; 256 leaves room for any unknown field while keeping the recursive writers far from the
- * stack limit (thousands of levels).
+ * The deepest nesting of arrays and objects an entry may have. Documented entries (docs/design/tenant-api.md)
+ * nest about five levels; 256 leaves room for any unknown field while keeping the recursive writers far from
+ * the stack limit (thousands of levels).
  */
 export const MAX_ENTRY_DEPTH = 256;
 

@@ -1,6 +1,6 @@
 /**
- * Wire entry → rows of history_entry, history_annotation and settings_snapshot (data-model.md).
- * Tolerant by contract (sync.md S6): unknown enum values, unknown fields, nulls and absent fields
+ * Wire entry → rows of history_entry, history_annotation and settings_snapshot (docs/design/data-model.md).
+ * Tolerant by contract (docs/design/sync.md S6): unknown enum values, unknown fields, nulls and absent fields
  * are stored as received and never throw. Only an entry that cannot be keyed (no `metadata.id`)
  * is rejected, and the caller keeps it in rejected_entry. Pure: no clock, no I/O.
  */
@@ -11,7 +11,10 @@ import { ksuidTime } from './ksuid.js';
 import { dateKey, parseTimestamp } from './time.js';
 import type { AnnotationRow, EntryRow, NormaliseResult, SnapshotRow } from './types.js';
 
-/** The brief's limits (section 8.2); past them an annotation is still stored, with a warning. */
+/**
+ * The documented limits (docs/design/tenant-api.md, the entry table); past them an annotation is still
+ * stored, with a warning.
+ */
 export const MAX_ANNOTATIONS = 16;
 export const ANNOTATION_KEY = /^[a-z][a-z0-9_.-]{0,63}$/;
 export const MAX_ANNOTATION_RAW_BYTES = 512;
@@ -98,7 +101,8 @@ function normaliseSnapshot(tenantId: string, entryId: string, s: Obj, warnings: 
     tenantId,
     entryId,
     allowedClientTypes: allowed,
-    // The brief: an empty list means all types are permitted, and proto3 JSON omits empty lists.
+    // docs/design/tenant-api.md: an empty list means all types are permitted, and proto3 JSON omits empty
+    // lists.
     allowsAllClientTypes: allowed === null ? types === undefined || types === null : allowed.length === 0,
     auditVerbosity: textColumn(s['auditVerbosity'], warnings, 'snapshot.auditVerbosity'),
     autoDiscoveryEnabled: boolColumn(s['autoDiscoveryEnabled'], warnings, 'snapshot.autoDiscoveryEnabled'),
@@ -167,7 +171,7 @@ function normaliseAnnotations(
       rawValue,
       displayValue: textColumn(o['displayValue'], warnings, `annotation ${ordinal} displayValue`, false),
       displayLabel: textColumn(o['displayLabel'], warnings, `annotation ${ordinal} displayLabel`, false),
-      // The brief: an empty string when there is no URL.
+      // docs/design/tenant-api.md: an empty string when there is no URL.
       displayUrl: textColumn(o['displayUrl'], warnings, `annotation ${ordinal} displayUrl`),
     };
   });

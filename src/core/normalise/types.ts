@@ -1,5 +1,5 @@
 /**
- * Rows produced by the normaliser, one interface per table (data-model.md). camelCase here,
+ * Rows produced by the normaliser, one interface per table (docs/design/data-model.md). camelCase here,
  * snake_case in SQL; the store maps one to the other.
  */
 import type { WireSettings } from '../wire.js';

@@ -40,7 +40,7 @@ export interface ConditionSpec {
   /** A change kind, actor kind, annotation kind or settings enum value not in this version's lists. */
   readonly unrecognised_values?: true | undefined;
   /**
-   * The source disagrees with the store about this entry in one of these ways (integrity.md):
+   * The source disagrees with the store about this entry in one of these ways (docs/design/integrity.md):
    * evaluated on each new finding of a sync or reconcile, never on an entry's change.
    */
   readonly source_discrepancy?: { readonly kinds: readonly SourceDiscrepancyKind[] } | undefined;
@@ -55,7 +55,7 @@ export interface ConditionSpec {
   readonly consecutive_failed_runs?: number | undefined;
 }
 
-/** The discrepancy kinds of integrity.md. */
+/** The discrepancy kinds of docs/design/integrity.md. */
 export const SOURCE_DISCREPANCY_KINDS = [
   'changed_at_source',
   'missing_at_source',

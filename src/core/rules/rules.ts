@@ -49,7 +49,7 @@ export interface RuleContext {
   readonly discrepancy?: DiscrepancyFacts | undefined;
 }
 
-/** A new finding of a sync or reconcile (integrity.md), as rules see it. */
+/** A new finding of a sync or reconcile (docs/design/integrity.md), as rules see it. */
 export interface DiscrepancyFacts {
   readonly kind: SourceDiscrepancyKind;
   readonly discrepancyId: number;
@@ -153,7 +153,7 @@ export interface BackfillDigestInput {
 }
 
 /**
- * The one summary alert that replaces per-entry alerts for a tenant's first run (sync.md S9).
+ * The one summary alert that replaces per-entry alerts for a tenant's first run (docs/design/sync.md S9).
  * Null when no enabled rule has a `backfill_digest` condition or too few entries were stored.
  */
 export function backfillDigest(pack: RulePack, input: BackfillDigestInput): AlertDraft | null {

@@ -1,5 +1,5 @@
 /**
- * Chain anchors (integrity.md, "Proof against govtrail's own database"): a small signed statement
+ * Chain anchors (docs/design/integrity.md, "Proof against govtrail's own database"): a small signed statement
  * of one tenant's hash chain at one moment — entries stored, the head row and its row_hash, the
  * time, and the sha256 of the tenant's previous anchor, so that anchors form a chain of their own
  * as CloudTrail digest files do. Signed with Ed25519 as a detached JWS over the statement file's

@@ -171,7 +171,10 @@ const KINDS = [
   },
 ] as const;
 
-/** The "Source integrity" panel (integrity.md): the last reconcile's verdict and coverage, open discrepancies, the findings. */
+/**
+ * The "Source integrity" panel (docs/design/integrity.md): the last reconcile's verdict and coverage, open
+ * discrepancies, the findings.
+ */
 function integrityPanel(data: ReportData): string {
   const i = data.integrity;
   const v = i.verified;

@@ -1,5 +1,5 @@
 /**
- * Read-only queries of the source's integrity (integrity.md) for the report: the last reconcile
+ * Read-only queries of the source's integrity (docs/design/integrity.md) for the report: the last reconcile
  * and the open discrepancies per kind as exporter_health shows them, the coverage record of the
  * last successful reconcile, and the recorded findings newest first.
  */

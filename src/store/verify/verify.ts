@@ -63,7 +63,9 @@ export interface VerifyOptions {
   readonly pageSize?: number;
   /** Child-row findings kept per tenant (the chain reports only its first break). */
   readonly maxFindingsPerTenant?: number;
-  /** Ranks of the rule pack, for the recomputed field_change directions (default: alerts.md's). */
+  /**
+   * Ranks of the rule pack, for the recomputed field_change directions (default: docs/design/alerts.md's).
+   */
   readonly ranks?: Ranks;
   /** Trusted anchors per tenant, oldest first: the store must reproduce each. */
   readonly anchors?: ReadonlyMap<string, readonly AnchorHead[]>;

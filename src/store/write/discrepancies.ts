@@ -1,5 +1,5 @@
 /**
- * Repository of source_discrepancy (integrity.md): where the source and the store disagree. The
+ * Repository of source_discrepancy (docs/design/integrity.md): where the source and the store disagree. The
  * table is append-only; a finding already recorded — same tenant, entry, kind and source hash — is
  * not recorded again, so a reconcile or sync that sees it again adds nothing.
  */

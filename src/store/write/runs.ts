@@ -151,7 +151,9 @@ export interface RunCounters {
   entriesChanged: number;
 }
 
-/** What a reconcile adds to its ledger row (integrity.md): its counts and the range it covered. */
+/**
+ * What a reconcile adds to its ledger row (docs/design/integrity.md): its counts and the range it covered.
+ */
 export interface ReconcileLedger {
   readonly entriesNew: number;
   readonly entriesMissing: number;

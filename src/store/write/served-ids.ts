@@ -1,5 +1,5 @@
 /**
- * The set-based part of a reconcile (integrity.md): the ids the source served go to a temporary
+ * The set-based part of a reconcile (docs/design/integrity.md): the ids the source served go to a temporary
  * table as they are paged, and the stored entries missing from it are found with one anti-join
  * and read back in batches. Both tables live in the run's transaction (`on commit drop`), so a
  * failed or killed reconcile leaves nothing behind.
