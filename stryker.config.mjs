@@ -14,7 +14,7 @@ export default {
   },
   // The pure core (docs/design/style.md, "pure core, imperative shell"). A new pure module joins this list.
   mutate: [
-    'src/normalise/**/*.ts',
+    'src/core/normalise/**/*.ts',
     'src/core/diff.ts',
     'src/core/rules/rules.ts',
     'src/core/rules/pack-schema.ts',
