@@ -62,7 +62,7 @@ const MD_REF = /(?<![\w-])((?:[\w.-]+\/)*)([\w-]+)\.md\b/g;
  * `file:line: … — why`. `designDocs` are the file names under docs/design/, `markdown` the names of
  * every Markdown file of the repository.
  */
-export function outsideCitations(
+function outsideCitations(
   files: ReadonlyMap<string, string>,
   designDocs: ReadonlySet<string>,
   markdown: ReadonlySet<string>,
