@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAlerting } from '../../src/app/alerting.js';
 import { reconcileTenant } from '../../src/app/tenant-run.js';
-import { writeReport } from '../../src/commands/report.js';
+import { writeReport } from '../../src/app/report.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { renderReport } from '../../src/outputs/report/html.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
