@@ -498,7 +498,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'docs/design/integrity.md: reconcile exits 0 while the source serves one id with two contents',
     patches: [
       {
-        file: 'src/commands/reconcile.ts',
+        file: 'src/commands/format-reconcile.ts',
         find: '+ i.entriesBackdated + i.entriesConflicting === 0',
         replace: '+ i.entriesBackdated === 0',
       },
@@ -697,7 +697,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'sync-sinks-left-open',
     breaks:
       'issue 20 item 9: `sync` does not close the sinks, so a TCP syslog connection keeps the process alive after its result',
-    patches: [{ file: 'src/commands/sync.ts', find: '        await alerting?.close();\n', replace: '' }],
+    patches: [{ file: 'src/commands/sync.ts', find: '    await alerting?.close();\n', replace: '' }],
     tests: ['test/integration/security-exit.test.ts'],
   },
   {
@@ -963,7 +963,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'docs/design/scaling.md: SIGHUP does not replace the tenant list of a running worker',
     patches: [
       {
-        file: 'src/commands/worker.ts',
+        file: 'src/app/worker-process.ts',
         find: 'if (!signalled) void reloadTenants(service, database.db, logger);',
         replace: 'if (!signalled) void service;',
       },

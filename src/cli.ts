@@ -2,30 +2,144 @@ import { readFileSync } from 'node:fs';
 /**
  * The command layer: parses arguments with commander and hands each command to its module under
  * src/commands/. Exit codes: 0 success, 1 the work failed, 2 a usage or configuration error.
+ *
+ * Commands are loaded lazily from COMMANDS: `govtrail --help` lists them from the table alone, and
+ * `govtrail <cmd> …` (or `govtrail help <cmd>`) loads that command's module and no other. A command
+ * module itself loads only commander and its parsers; what the command does (database, HTTP
+ * client, sinks) is imported when its action runs, so `--help` of any command stays offline and
+ * quick (test/unit/cli-startup.test.ts).
  */
-import { Command, CommanderError } from 'commander';
-import { alertsCommand } from './commands/alerts.js';
-import { anchorCommand } from './commands/anchor.js';
-import { changesCommand } from './commands/changes.js';
-import { demoCommand } from './commands/demo.js';
+import { Command, CommanderError, Help } from 'commander';
 import { ExitCode } from './commands/exit.js';
-import { exportCommand } from './commands/export.js';
-import { migrateCommand } from './commands/migrate.js';
 import { formatCommanderError } from './commands/options.js';
-import { ownersCommand } from './commands/owners.js';
-import { reconcileCommand } from './commands/reconcile.js';
-import { reportCommand } from './commands/report.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { settingsCommand } from './commands/settings.js';
-import { syncCommand } from './commands/sync.js';
-import { tenantsCommand } from './commands/tenants.js';
-import { verifyCommand } from './commands/verify.js';
-import { verifyPackCommand } from './commands/verify-pack.js';
-import { workerCommand } from './commands/worker.js';
 import { exitCodeFor, GovtrailError } from './core/errors.js';
-import { scrubSecrets } from './runtime/logger.js';
 import { packagePath } from './runtime/paths.js';
 import { terminalText } from './runtime/terminal.js';
+
+/** One command of the CLI, as `govtrail --help` lists it, and how to load it. */
+export interface CommandEntry {
+  readonly name: string;
+  /** What follows the name in the list of commands: `[options]`, `[options] <dir>`, or nothing. */
+  readonly usage: string;
+  /** The line of `govtrail --help` (the command's summary, else its description). */
+  readonly summary: string;
+  /** Imports the command's module and builds the command. */
+  readonly load: () => Promise<Command>;
+}
+
+/** Every command, in the order `govtrail --help` lists them (test/unit/cli-table.test.ts checks each against its module). */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'demo',
+    usage: '[options]',
+    summary: 'run the whole pipeline on a sandbox tenant and the embedded database',
+    load: async () => (await import('./commands/demo.js')).demoCommand(),
+  },
+  {
+    name: 'migrate',
+    usage: '',
+    summary: 'apply the SQL migrations (idempotent)',
+    load: async () => (await import('./commands/migrate.js')).migrateCommand(),
+  },
+  {
+    name: 'sync',
+    usage: '[options]',
+    summary: 'one checkpointed sync per configured tenant, then alert delivery',
+    load: async () => (await import('./commands/sync.js')).syncCommand(),
+  },
+  {
+    name: 'reconcile',
+    usage: '[options]',
+    summary: 'compare the whole source history with the store (exit 1 when they differ)',
+    load: async () => (await import('./commands/reconcile.js')).reconcileCommand(),
+  },
+  {
+    name: 'alerts',
+    usage: '',
+    summary: 'Inspect alerts, retry pending deliveries, or send a test alert.',
+    load: async () => (await import('./commands/alerts.js')).alertsCommand(),
+  },
+  {
+    name: 'sandbox',
+    usage: '[options]',
+    summary:
+      'Run the sandbox tenant: an HTTP server that implements the tenant API (token endpoint, ' +
+      'AI governance settings history with paging, DeleteEntitlementOwner) over a seeded, realistic ' +
+      'history, with optional fault injection. Prints the base URL and credentials, then serves ' +
+      'until interrupted (Ctrl+C or SIGTERM).',
+    load: async () => (await import('./commands/sandbox.js')).sandboxCommand(),
+  },
+  {
+    name: 'worker',
+    usage: '[options]',
+    summary: 'scheduled sync of every configured tenant, with /healthz and /metrics',
+    load: async () => (await import('./commands/worker.js')).workerCommand(),
+  },
+  {
+    name: 'owners',
+    usage: '',
+    summary: 'Remediation on app resource owners.',
+    load: async () => (await import('./commands/owners.js')).ownersCommand(),
+  },
+  {
+    name: 'settings',
+    usage: '[options]',
+    summary:
+      'Show the governance settings in force now, or at a past time with --as-of (from the ' +
+      'settings_timeline view: the newest snapshot at or before that time; a HARD_DELETE shows as deleted).',
+    load: async () => (await import('./commands/settings.js')).settingsCommand(),
+  },
+  {
+    name: 'changes',
+    usage: '[options]',
+    summary:
+      'List field changes, oldest first, with direction (loosened / tightened / changed), actor and ' +
+      'tickets (the change_log view). --until is exclusive.',
+    load: async () => (await import('./commands/changes.js')).changesCommand(),
+  },
+  {
+    name: 'export',
+    usage: '',
+    summary: 'Export stored history for auditors.',
+    load: async () => (await import('./commands/export.js')).exportCommand(),
+  },
+  {
+    name: 'report',
+    usage: '[options]',
+    summary:
+      'Write a self-contained HTML report (no scripts, no network): posture timeline with loosened ' +
+      'periods, changes per week by direction, alerts by severity, the changes with actors and ticket ' +
+      'links, exporter health, and source integrity (the last reconcile: entries verified, coverage, ' +
+      'discrepancies). Lists the alerts of the period, and what the rules find in history a backfill ' +
+      'stored (the first run raises one digest instead of per-change alerts), marked as found by ' +
+      'backfill. Opens offline and prints. Default period: the 90 days up to now.',
+    load: async () => (await import('./commands/report.js')).reportCommand(),
+  },
+  {
+    name: 'verify',
+    usage: '[options]',
+    summary: 'check the stored history against its hash chain, its raw entries and signed anchors',
+    load: async () => (await import('./commands/verify.js')).verifyCommand(),
+  },
+  {
+    name: 'anchor',
+    usage: '[options]',
+    summary: 'sign the state of each tenant’s hash chain into a directory outside the database',
+    load: async () => (await import('./commands/anchor.js')).anchorCommand(),
+  },
+  {
+    name: 'verify-pack',
+    usage: '[options] <dir>',
+    summary: 'check an evidence pack: file hashes, no file added or removed, the signature',
+    load: async () => (await import('./commands/verify-pack.js')).verifyPackCommand(),
+  },
+  {
+    name: 'tenants',
+    usage: '',
+    summary: 'the tenant registry: list, disable, enable, retire, sync',
+    load: async () => (await import('./commands/tenants.js')).tenantsCommand(),
+  },
+];
 
 function packageVersion(): string {
   try {
@@ -35,7 +149,20 @@ function packageVersion(): string {
   }
 }
 
-export function buildProgram(): Command {
+/** The command the arguments name (`govtrail <cmd> …` or `govtrail help <cmd>`), if it is one of COMMANDS. */
+export function namedCommand(args: readonly string[]): CommandEntry | undefined {
+  // The root's own options (--help, --version) take no value: the first operand names the command.
+  const operands = args.filter((a) => !a.startsWith('-'));
+  const name = operands[0] === 'help' ? operands[1] : operands[0];
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/**
+ * The program with `loaded` (commands built from their modules) and, for every other entry of
+ * COMMANDS, a stand-in that carries only its name and summary: enough for the root's help and
+ * for commander's "unknown command" suggestions, and it loads nothing.
+ */
+export function buildProgram(loaded: readonly Command[] = []): Command {
   const program = new Command('govtrail')
     .description(
       'Keeps an audit-grade PostgreSQL copy of a tenant’s AI governance settings change history, ' +
@@ -46,61 +173,63 @@ export function buildProgram(): Command {
     )
     .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) });
-  program.addCommand(demoCommand());
-  program.addCommand(migrateCommand());
-  program.addCommand(syncCommand());
-  program.addCommand(reconcileCommand());
-  program.addCommand(alertsCommand());
-  program.addCommand(sandboxCommand());
-  program.addCommand(workerCommand());
-  program.addCommand(ownersCommand());
-  program.addCommand(settingsCommand());
-  program.addCommand(changesCommand());
-  program.addCommand(exportCommand());
-  program.addCommand(reportCommand());
-  program.addCommand(verifyCommand());
-  program.addCommand(anchorCommand());
-  program.addCommand(verifyPackCommand());
-  program.addCommand(tenantsCommand());
+    .configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) })
+    .configureHelp({
+      // A stand-in has no options or arguments of its own: its entry says what the command has.
+      subcommandTerm(cmd) {
+        const entry = COMMANDS.find((c) => c.name === cmd.name());
+        if (entry === undefined || loaded.includes(cmd)) return new Help().subcommandTerm(cmd);
+        return entry.usage === '' ? entry.name : `${entry.name} ${entry.usage}`;
+      },
+    });
+  for (const entry of COMMANDS) {
+    const command = loaded.find((c) => c.name() === entry.name);
+    program.addCommand(command ?? new Command(entry.name).description(entry.summary));
+  }
   return program;
 }
 
 /** Runs the CLI and returns the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
-  const override = (c: Command): void => {
-    c.exitOverride();
-    // Subcommands built on their own do not inherit the program's output settings.
-    c.configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) });
-    for (const sub of c.commands) override(sub);
-  };
-  override(program);
   try {
+    const entry = namedCommand(argv.slice(2));
+    const program = buildProgram(entry === undefined ? [] : [await entry.load()]);
+    const override = (c: Command): void => {
+      c.exitOverride();
+      // Subcommands built on their own do not inherit the program's output settings.
+      c.configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) });
+      for (const sub of c.commands) override(sub);
+    };
+    override(program);
     await program.parseAsync([...argv]);
     return 0;
   } catch (err) {
-    if (err instanceof ExitCode) return err.code;
-    if (err instanceof CommanderError) {
-      // --help and --version end with exit code 0; argument errors with 2.
-      if (
-        err.code === 'commander.helpDisplayed' ||
-        err.code === 'commander.version' ||
-        err.code === 'commander.help'
-      ) {
-        return 0;
-      }
-      return 2;
-    }
-    if (err instanceof GovtrailError) {
-      process.stderr.write(
-        `govtrail: ${terminalText(scrubSecrets(err.message))}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
-      );
-      return exitCodeFor(err);
-    }
-    process.stderr.write(
-      `govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`,
-    );
-    return 1;
+    return await exitCodeOf(err);
   }
+}
+
+/** The exit code of what a command threw, after saying why on stderr (CommanderError has said it). */
+async function exitCodeOf(err: unknown): Promise<number> {
+  if (err instanceof ExitCode) return err.code;
+  if (err instanceof CommanderError) {
+    // --help and --version end with exit code 0; argument errors with 2.
+    if (
+      err.code === 'commander.helpDisplayed' ||
+      err.code === 'commander.version' ||
+      err.code === 'commander.help'
+    ) {
+      return 0;
+    }
+    return 2;
+  }
+  // The logger (pino) is loaded only on this path: it is not needed to start.
+  const { scrubSecrets } = await import('./runtime/logger.js');
+  if (err instanceof GovtrailError) {
+    process.stderr.write(
+      `govtrail: ${terminalText(scrubSecrets(err.message))}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
+    );
+    return exitCodeFor(err);
+  }
+  process.stderr.write(`govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`);
+  return 1;
 }

@@ -7,8 +7,7 @@ import { type Config, loadConfig, sinkSecrets } from '../config/settings.js';
 import { configWarnings } from '../config/warnings.js';
 import { ConfigError } from '../core/errors.js';
 import { createLogger, type Logger, registerSecret } from '../runtime/logger.js';
-import { type Database, openDatabase } from '../store/database.js';
-import { migrate } from '../store/migrate.js';
+import type { Database } from '../store/database.js';
 
 export interface CommandContext {
   readonly config: Config;
@@ -33,6 +32,10 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CommandCont
     out: process.stdout,
     async openDatabase(options = {}) {
       if (config.databaseUrl === undefined) checkDataDir(config.dataDir);
+      // The store (kysely, pg, PGlite) is loaded by the first command that opens it: a command that
+      // needs only the configuration (verify-pack) never loads a database client.
+      const { openDatabase } = await import('../store/database.js');
+      const { migrate } = await import('../store/migrate.js');
       const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
       if (options.migrate !== false) {
         try {

@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
-import { deliveryIdFor } from '../alerts/deliver.js';
-import { isPermanentFailure } from '../alerts/sinks/failure.js';
-import { withAlerting } from '../app/alerting.js';
-import { createContext } from '../app/context.js';
 import { type AlertMessage, SEVERITIES, type Sink } from '../core/alert.js';
 import { GovtrailError } from '../core/errors.js';
-import { scrubSecrets } from '../runtime/logger.js';
 import { terminalJson, terminalLine } from '../runtime/terminal.js';
-import { findRecentAlerts } from '../store/read/recent.js';
-import { makePendingDeliveriesDue } from '../store/write/outbox.js';
+import type { AlertSummary } from '../store/read/recent.js';
 import { ExitCode } from './exit.js';
 import { positiveIntegerArg, timeArg } from './options.js';
-import { resolveTenant } from './settings.js';
 import { formatTable } from './table.js';
 
 export function alertsCommand(): Command {
@@ -35,82 +28,14 @@ export function alertsCommand(): Command {
     .option('-t, --tenant <name>', 'only this tenant')
     .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(positiveIntegerArg))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(
-      async (opts: { since?: Date; severity?: string; tenant?: string; limit: number; format: string }) => {
-        const since = opts.since;
-        const severities = opts.severity?.split(',').map((s) => s.trim().toLowerCase());
-        for (const s of severities ?? []) {
-          if (!(SEVERITIES as readonly string[]).includes(s)) {
-            throw new GovtrailError(
-              'USAGE',
-              `--severity: unknown severity ${JSON.stringify(s)} (low, medium, high, critical)`,
-            );
-          }
-        }
-        const ctx = createContext();
-        const database = await ctx.openDatabase();
-        try {
-          // A tenant named but never stored is a usage error (exit 2), as in every other command.
-          if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);
-          const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
-            ...(since !== undefined ? { since } : {}),
-            ...(severities !== undefined ? { severities } : {}),
-          });
-          if (opts.format === 'json') {
-            ctx.out.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
-            return;
-          }
-          if (rows.length === 0) {
-            ctx.out.write('no alerts\n');
-            return;
-          }
-          ctx.out.write(
-            `${formatTable(
-              ['id', 'raised at', 'tenant', 'severity', 'rule', 'title', 'delivered', 'pending', 'failed'],
-              rows.map((a) => [
-                String(a.alertId),
-                a.createdAt.toISOString().slice(0, 19).replace('T', ' '),
-                a.tenantId,
-                a.severity,
-                a.ruleId,
-                a.title,
-                a.deliveredTo.join(',') || '—',
-                a.pendingTo.join(',') || '—',
-                a.failedTo.join(',') || '—',
-              ]),
-            )}\n`,
-          );
-        } finally {
-          await database.close();
-        }
-      },
-    );
+    .action(listAlerts);
 
   alerts
     .command('deliver')
     .description(
       'Attempt every pending delivery now, without waiting out its backoff (the worker retries due ones on every tick).',
     )
-    .action(async () => {
-      const ctx = createContext();
-      const database = await ctx.openDatabase();
-      try {
-        // Asked by hand: retry every pending delivery now rather than at its backoff time.
-        const d = await withAlerting(ctx.config, ctx.logger, database, async (alerting) => {
-          await makePendingDeliveriesDue(database.db);
-          return alerting.deliver();
-        });
-        const perSink = Object.entries(d.bySink).map(
-          ([sink, t]) => `${sink}: ${t.delivered} delivered, ${t.retried} to retry, ${t.failed} given up`,
-        );
-        ctx.out.write(
-          `${d.delivered} delivered, ${d.retried} to retry later, ${d.failed} given up\n${perSink.map((l) => `  ${l}\n`).join('')}`,
-        );
-        if (d.retried + d.failed > 0) throw new ExitCode(1);
-      } finally {
-        await database.close();
-      }
-    });
+    .action(deliverNow);
 
   alerts
     .command('test')
@@ -119,36 +44,127 @@ export function alertsCommand(): Command {
         'route, and print one line per sink: delivered, or why not. Nothing is stored. Exit 1 if any failed.',
     )
     .option('--sink <name>', 'only this sink (a name from the configuration)')
-    .action(async (opts: { sink?: string }) => {
-      const ctx = createContext();
-      const names = ctx.config.sinks.map((s) => s.name);
-      if (opts.sink !== undefined && !names.includes(opts.sink)) {
-        throw new GovtrailError(
-          'USAGE',
-          `--sink: no sink named ${JSON.stringify(opts.sink)} (configured: ${names.join(', ')})`,
-        );
-      }
-      const database = await ctx.openDatabase();
-      try {
-        const results = await withAlerting(ctx.config, ctx.logger, database, (alerting) =>
-          sendTestAlert(
-            alerting.sinks.filter((s) => opts.sink === undefined || s.name === opts.sink),
-            testAlert(),
-          ),
-        );
-        const width = Math.max(...results.map((r) => r.sink.length));
-        // A receiver's answer is in the outcome: shown with control characters escaped.
-        for (const r of results) ctx.out.write(`${r.sink.padEnd(width)}  ${terminalLine(r.outcome)}\n`);
-        if (results.some((r) => !r.delivered)) throw new ExitCode(1);
-      } finally {
-        await database.close();
-      }
-    });
+    .action(testSinks);
   return alerts;
 }
 
-/** Kept here for the commands that import it from this module; it lives in options.ts. */
-export { parseTimeOption } from './options.js';
+interface ListOptions {
+  readonly since?: Date;
+  readonly severity?: string;
+  readonly tenant?: string;
+  readonly limit: number;
+  readonly format: string;
+}
+
+/** `alerts list`: the stored alerts asked for, as a table or JSON. */
+async function listAlerts(opts: ListOptions): Promise<void> {
+  const since = opts.since;
+  const severities = parseSeverities(opts.severity);
+  const { createContext } = await import('../app/context.js');
+  const { resolveTenant } = await import('../app/resolve-tenant.js');
+  const { findRecentAlerts } = await import('../store/read/recent.js');
+  const ctx = createContext();
+  const database = await ctx.openDatabase();
+  try {
+    // A tenant named but never stored is a usage error (exit 2), as in every other command.
+    if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);
+    const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
+      ...(since !== undefined ? { since } : {}),
+      ...(severities !== undefined ? { severities } : {}),
+    });
+    ctx.out.write(
+      opts.format === 'json' ? `${terminalJson(JSON.stringify(rows, null, 2))}\n` : formatAlerts(rows),
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+/** --severity as a list of known severities; a USAGE error names one that is not. */
+function parseSeverities(text: string | undefined): string[] | undefined {
+  const severities = text?.split(',').map((s) => s.trim().toLowerCase());
+  for (const s of severities ?? []) {
+    if (!(SEVERITIES as readonly string[]).includes(s)) {
+      throw new GovtrailError(
+        'USAGE',
+        `--severity: unknown severity ${JSON.stringify(s)} (low, medium, high, critical)`,
+      );
+    }
+  }
+  return severities;
+}
+
+function formatAlerts(rows: readonly AlertSummary[]): string {
+  if (rows.length === 0) return 'no alerts\n';
+  return `${formatTable(
+    ['id', 'raised at', 'tenant', 'severity', 'rule', 'title', 'delivered', 'pending', 'failed'],
+    rows.map((a) => [
+      String(a.alertId),
+      a.createdAt.toISOString().slice(0, 19).replace('T', ' '),
+      a.tenantId,
+      a.severity,
+      a.ruleId,
+      a.title,
+      a.deliveredTo.join(',') || '—',
+      a.pendingTo.join(',') || '—',
+      a.failedTo.join(',') || '—',
+    ]),
+  )}\n`;
+}
+
+/** `alerts deliver`: every pending delivery attempted now; exit 1 when any is left or given up. */
+async function deliverNow(): Promise<void> {
+  const { withAlerting } = await import('../app/alerting.js');
+  const { createContext } = await import('../app/context.js');
+  const { makePendingDeliveriesDue } = await import('../store/write/outbox.js');
+  const ctx = createContext();
+  const database = await ctx.openDatabase();
+  try {
+    // Asked by hand: retry every pending delivery now rather than at its backoff time.
+    const d = await withAlerting(ctx.config, ctx.logger, database, async (alerting) => {
+      await makePendingDeliveriesDue(database.db);
+      return alerting.deliver();
+    });
+    const perSink = Object.entries(d.bySink).map(
+      ([sink, t]) => `${sink}: ${t.delivered} delivered, ${t.retried} to retry, ${t.failed} given up`,
+    );
+    ctx.out.write(
+      `${d.delivered} delivered, ${d.retried} to retry later, ${d.failed} given up\n${perSink.map((l) => `  ${l}\n`).join('')}`,
+    );
+    if (d.retried + d.failed > 0) throw new ExitCode(1);
+  } finally {
+    await database.close();
+  }
+}
+
+/** `alerts test`: one test alert through each sink asked for, one line each; exit 1 if any failed. */
+async function testSinks(opts: { sink?: string }): Promise<void> {
+  const { withAlerting } = await import('../app/alerting.js');
+  const { createContext } = await import('../app/context.js');
+  const ctx = createContext();
+  const names = ctx.config.sinks.map((s) => s.name);
+  if (opts.sink !== undefined && !names.includes(opts.sink)) {
+    throw new GovtrailError(
+      'USAGE',
+      `--sink: no sink named ${JSON.stringify(opts.sink)} (configured: ${names.join(', ')})`,
+    );
+  }
+  const database = await ctx.openDatabase();
+  try {
+    const results = await withAlerting(ctx.config, ctx.logger, database, (alerting) =>
+      sendTestAlert(
+        alerting.sinks.filter((s) => opts.sink === undefined || s.name === opts.sink),
+        testAlert(),
+      ),
+    );
+    const width = Math.max(...results.map((r) => r.sink.length));
+    // A receiver's answer is in the outcome: shown with control characters escaped.
+    for (const r of results) ctx.out.write(`${r.sink.padEnd(width)}  ${terminalLine(r.outcome)}\n`);
+    if (results.some((r) => !r.delivered)) throw new ExitCode(1);
+  } finally {
+    await database.close();
+  }
+}
 
 /** One sink's answer to the test alert. */
 export interface TestResult {
@@ -160,6 +176,9 @@ export interface TestResult {
 
 /** Sends `alert` through each sink, one after the other, and reports each outcome. */
 export async function sendTestAlert(sinks: readonly Sink[], alert: AlertMessage): Promise<TestResult[]> {
+  const { deliveryIdFor } = await import('../alerts/deliver.js');
+  const { isPermanentFailure } = await import('../alerts/sinks/failure.js');
+  const { scrubSecrets } = await import('../runtime/logger.js');
   const results: TestResult[] = [];
   for (const sink of sinks) {
     try {

@@ -7,12 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
-import { ANCHOR_KEY_SETTING, anchorSigningKey } from '../outputs/anchor/after-run.js';
-import { writeAnchor } from '../outputs/anchor/anchor.js';
-import { registerSecret } from '../runtime/logger.js';
-import { listTenants } from '../store/read/views.js';
 
 function keygenCommand(): Command {
   return new Command('keygen')
@@ -57,6 +52,11 @@ export function anchorCommand(): Command {
     .option('--out <dir>', 'directory of anchors (default GOVTRAIL_ANCHOR_DIR)')
     .addCommand(keygenCommand())
     .action(async (opts: { tenant?: string; out?: string }) => {
+      const { createContext } = await import('../app/context.js');
+      const { ANCHOR_KEY_SETTING, anchorSigningKey } = await import('../outputs/anchor/after-run.js');
+      const { writeAnchor } = await import('../outputs/anchor/anchor.js');
+      const { registerSecret } = await import('../runtime/logger.js');
+      const { listTenants } = await import('../store/read/views.js');
       const ctx = createContext();
       const out = opts.out ?? ctx.config.anchorDir;
       if (out === undefined)

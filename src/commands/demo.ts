@@ -1,26 +1,18 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { createAlerting } from '../app/alerting.js';
-import { createContext } from '../app/context.js';
-import { reconcileTenant, syncTenant } from '../app/tenant-run.js';
+import type { Alerting } from '../app/alerting.js';
+import type { CommandContext } from '../app/context.js';
 import type { TenantConfig } from '../config/settings.js';
 import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
-import { startSandbox } from '../sandbox/index.js';
-import {
-  countAlerts,
-  findCurrentSettings,
-  findRecentAlerts,
-  findRecentChanges,
-} from '../store/read/recent.js';
-import { listDiscrepancies } from '../store/write/discrepancies.js';
-import { countEntries } from '../store/write/entries.js';
+import type { Sandbox } from '../sandbox/index.js';
+import type { Database } from '../store/database.js';
+import type { SyncRunSummary } from '../sync/run.js';
 import { ExitCode } from './exit.js';
+import { formatReconcile } from './format-reconcile.js';
+import { formatSummaries } from './format-sync.js';
 import { integerArg, positiveIntegerArg } from './options.js';
 import { progressReporter } from './progress.js';
-import { formatReconcile } from './reconcile.js';
-import { writeReport } from './report.js';
-import { formatSummaries } from './sync.js';
 import { formatTable } from './table.js';
 
 /** The demo tenant's name in the database. */
@@ -36,142 +28,192 @@ export function demoCommand(): Command {
       new Option('--entries <n>', 'length of the sandbox history').default(400).argParser(positiveIntegerArg),
     )
     .addOption(new Option('--seed <n>', 'seed of the sandbox history').default(7).argParser(integerArg(0)))
-    .action(async (opts: { entries: number; seed: number }) => {
-      const ctx = createContext();
-      const { config, out } = ctx;
-      out.write(`govtrail demo on Node.js ${process.version}\n`);
-      const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
-      // Everything opened here is closed in the finally, so that a failure (a DATABASE_URL naming a
-      // missing database, a sink that cannot be built) ends the process instead of leaving the
-      // sandbox's server, or a sink's connection, holding it open.
-      const opened: Array<{ close(): Promise<void> }> = [sandbox];
-      try {
-        const database = await ctx.openDatabase();
-        opened.push(database);
-        // The key-secret form, so the demo also exercises the EdDSA client assertion.
-        const tenant: TenantConfig = {
-          name: DEMO_TENANT,
-          baseUrl: sandbox.baseUrl,
-          clientId: sandbox.credentials.key.clientId,
-          clientSecret: sandbox.credentials.key.clientSecret,
-          pageSize: config.pageSize,
-          lookbackMs: config.lookbackMs,
-        };
-        const alerting = createAlerting(config, ctx.logger, database);
-        opened.push(alerting);
-        const run = async (kind: 'sync' | 'reconcile' = 'sync') => {
-          const progress = progressReporter(tenant.name, ctx.logger);
-          const summary = await (kind === 'sync' ? syncTenant : reconcileTenant)({
-            database,
-            config,
-            logger: ctx.logger,
-            tenant,
-            trigger: 'demo',
-            alerting,
-            onProgress: progress.update,
-          });
-          progress.done();
-          await alerting.deliver();
-          return summary;
-        };
-        // First the history as it stands (a first run is a backfill: one digest alert), then the
-        // tenant "lives on": a scripted tail of notable changes arrives and the next run alerts on it.
-        const first = await run();
-        sandbox.appendScenarios();
-        const second = first.status === 'succeeded' ? await run() : undefined;
-        const summaries = second === undefined ? [first] : [first, second];
-        // Let the log lines of the runs (the log sink's alerts among them) reach the terminal
-        // before the story is told, so that the story is what the terminal ends with.
-        await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
-        out.write(`\n${formatSummaries(summaries)}\n\n`);
-        if (summaries.some((s) => s.status !== 'succeeded')) throw new ExitCode(1);
+    .action(runDemo);
+}
 
-        // Then the source is caught rewriting its own history: one stored entry comes back changed,
-        // another is gone. No incremental run looks that far back; a reconcile compares everything.
-        const served = sandbox.history.entries() as Array<{ metadata?: { id?: string; createdAt?: string } }>;
-        const rewritten = served[Math.floor(served.length / 3)]?.metadata;
-        const removed = served[Math.floor(served.length / 2)]?.metadata;
-        if (rewritten?.id !== undefined && removed?.id !== undefined) {
-          sandbox.history.rewrite(rewritten.id);
-          sandbox.history.remove(removed.id);
-          out.write(
-            `The sandbox now rewrites entry ${rewritten.id} (${rewritten.createdAt}) and drops entry ${removed.id} (${removed.createdAt}) from its history. govtrail reconcile pages the whole history and compares it with the store, entry by entry:\n\n`,
-          );
-          const check = await run('reconcile');
-          await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
-          out.write(`${indent(formatReconcile([check]))}\n\n`);
-          const found = await listDiscrepancies(database.db, { tenantId: DEMO_TENANT, runId: check.runId });
-          for (const d of found)
-            out.write(
-              `  ${d.kind.padEnd(18)} ${d.entryId}${d.kind === 'changed_at_source' ? '  (stored original kept; served version in source_raw)' : ''}\n`,
-            );
-          if (found.length > 0) out.write('\n');
-        }
-        const summary = {
-          counters: { entriesInserted: summaries.reduce((n, s) => n + s.counters.entriesInserted, 0) },
-        };
+/** One sync or reconcile of the demo tenant, then alert delivery. */
+type DemoRun = (kind?: 'sync' | 'reconcile') => Promise<SyncRunSummary>;
 
-        const db = database.db;
-        const stored = await countEntries(db, DEMO_TENANT);
-        out.write(
-          `Stored ${stored.toLocaleString('en')} history entries of tenant "${DEMO_TENANT}" ` +
-            `(${summary.counters.entriesInserted.toLocaleString('en')} new in this run) in ${database.description}.\n\n`,
-        );
+/** The action: sandbox, database and sinks opened, the story run and told, everything closed. */
+async function runDemo(opts: { entries: number; seed: number }): Promise<void> {
+  const { createAlerting } = await import('../app/alerting.js');
+  const { createContext } = await import('../app/context.js');
+  const { startSandbox } = await import('../sandbox/index.js');
+  const ctx = createContext();
+  const { config, out } = ctx;
+  out.write(`govtrail demo on Node.js ${process.version}\n`);
+  const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
+  // Everything opened here is closed in the finally, so that a failure (a DATABASE_URL naming a
+  // missing database, a sink that cannot be built) ends the process instead of leaving the
+  // sandbox's server, or a sink's connection, holding it open.
+  const opened: Array<{ close(): Promise<void> }> = [sandbox];
+  try {
+    const database = await ctx.openDatabase();
+    opened.push(database);
+    // The key-secret form, so the demo also exercises the EdDSA client assertion.
+    const tenant: TenantConfig = {
+      name: DEMO_TENANT,
+      baseUrl: sandbox.baseUrl,
+      clientId: sandbox.credentials.key.clientId,
+      clientSecret: sandbox.credentials.key.clientSecret,
+      pageSize: config.pageSize,
+      lookbackMs: config.lookbackMs,
+    };
+    const alerting = createAlerting(config, ctx.logger, database);
+    opened.push(alerting);
+    const run = await demoRunner(ctx, database, tenant, alerting);
+    const summaries = await syncTwice(ctx, sandbox, run);
+    await reconcileRewrite(ctx, sandbox, database, run);
+    await tellStory(ctx, database, summaries);
+  } finally {
+    // Last opened, first closed: the sinks, the database, then the sandbox.
+    for (const thing of opened.reverse()) await thing.close();
+  }
+}
 
-        const current = await findCurrentSettings(db, DEMO_TENANT);
-        if (current !== undefined) {
-          out.write(
-            `Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`,
-          );
-          const rows = settingsRows(current.wire);
-          out.write(`${indent(formatTable(['setting', 'value'], rows))}\n\n`);
-        }
-
-        const changes = await findRecentChanges(db, DEMO_TENANT, 12);
-        if (changes.length > 0) {
-          out.write('Latest field changes:\n');
-          out.write(
-            `${indent(
-              formatTable(
-                ['changed at', 'field', 'before → after', 'direction', 'actor', 'ticket'],
-                changes.map((c) => [
-                  c.changedAt.slice(0, 19).replace('T', ' '),
-                  c.field,
-                  `${formatValue(c.field, c.oldValue)} → ${formatValue(c.field, c.newValue)}`,
-                  c.direction,
-                  [c.actorKind?.replace('ACTOR_KIND_', '') ?? '?', c.actorUserId].filter(Boolean).join(' '),
-                  c.tickets.join(', ') || '(none)',
-                ]),
-              ),
-            )}\n\n`,
-          );
-        }
-
-        const alerts = await findRecentAlerts(db, DEMO_TENANT, 40);
-        if (alerts.length > 0) {
-          // Oldest first, as the story unfolded; each with its summary (before → after, actor, ticket).
-          out.write('Alerts raised:\n');
-          for (const a of [...alerts].reverse()) {
-            out.write(
-              `  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`,
-            );
-            out.write(`      ${a.summary.replace(/\s+/g, ' ')}\n`);
-          }
-          out.write('\n');
-        }
-
-        out.write(`${await countAlerts(db, DEMO_TENANT)} alerts stored in all.\n\n`);
-        out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
-        const report = await writeReport(db, {
-          tenantId: DEMO_TENANT,
-          out: path.join(config.dataDir, 'report.html'),
-        });
-        out.write(`\nHTML report (open it in a browser, works offline): ${path.resolve(report)}\n`);
-      } finally {
-        // Last opened, first closed: the sinks, the database, then the sandbox.
-        for (const thing of opened.reverse()) await thing.close();
-      }
+async function demoRunner(
+  ctx: CommandContext,
+  database: Database,
+  tenant: TenantConfig,
+  alerting: Alerting,
+): Promise<DemoRun> {
+  const { reconcileTenant, syncTenant } = await import('../app/tenant-run.js');
+  return async (kind = 'sync') => {
+    const progress = progressReporter(tenant.name, ctx.logger);
+    const summary = await (kind === 'sync' ? syncTenant : reconcileTenant)({
+      database,
+      config: ctx.config,
+      logger: ctx.logger,
+      tenant,
+      trigger: 'demo',
+      alerting,
+      onProgress: progress.update,
     });
+    progress.done();
+    await alerting.deliver();
+    return summary;
+  };
+}
+
+/**
+ * First the history as it stands (a first run is a backfill: one digest alert), then the tenant
+ * "lives on": a scripted tail of notable changes arrives and the next run alerts on it. Exit 1
+ * when a run failed.
+ */
+async function syncTwice(ctx: CommandContext, sandbox: Sandbox, run: DemoRun): Promise<SyncRunSummary[]> {
+  const first = await run();
+  sandbox.appendScenarios();
+  const second = first.status === 'succeeded' ? await run() : undefined;
+  const summaries = second === undefined ? [first] : [first, second];
+  // Let the log lines of the runs (the log sink's alerts among them) reach the terminal
+  // before the story is told, so that the story is what the terminal ends with.
+  await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
+  ctx.out.write(`\n${formatSummaries(summaries)}\n\n`);
+  if (summaries.some((s) => s.status !== 'succeeded')) throw new ExitCode(1);
+  return summaries;
+}
+
+/**
+ * Then the source is caught rewriting its own history: one stored entry comes back changed,
+ * another is gone. No incremental run looks that far back; a reconcile compares everything.
+ */
+async function reconcileRewrite(
+  ctx: CommandContext,
+  sandbox: Sandbox,
+  database: Database,
+  run: DemoRun,
+): Promise<void> {
+  const { listDiscrepancies } = await import('../store/write/discrepancies.js');
+  const { out } = ctx;
+  const served = sandbox.history.entries() as Array<{ metadata?: { id?: string; createdAt?: string } }>;
+  const rewritten = served[Math.floor(served.length / 3)]?.metadata;
+  const removed = served[Math.floor(served.length / 2)]?.metadata;
+  if (rewritten?.id === undefined || removed?.id === undefined) return;
+  sandbox.history.rewrite(rewritten.id);
+  sandbox.history.remove(removed.id);
+  out.write(
+    `The sandbox now rewrites entry ${rewritten.id} (${rewritten.createdAt}) and drops entry ${removed.id} (${removed.createdAt}) from its history. govtrail reconcile pages the whole history and compares it with the store, entry by entry:\n\n`,
+  );
+  const check = await run('reconcile');
+  await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
+  out.write(`${indent(formatReconcile([check]))}\n\n`);
+  const found = await listDiscrepancies(database.db, { tenantId: DEMO_TENANT, runId: check.runId });
+  for (const d of found)
+    out.write(
+      `  ${d.kind.padEnd(18)} ${d.entryId}${d.kind === 'changed_at_source' ? '  (stored original kept; served version in source_raw)' : ''}\n`,
+    );
+  if (found.length > 0) out.write('\n');
+}
+
+/** What was stored: the count, the settings now, the latest changes, the alerts, how to query, the report. */
+async function tellStory(
+  ctx: CommandContext,
+  database: Database,
+  summaries: readonly SyncRunSummary[],
+): Promise<void> {
+  const { writeReport } = await import('../app/report.js');
+  const { countAlerts, findCurrentSettings } = await import('../store/read/recent.js');
+  const { countEntries } = await import('../store/write/entries.js');
+  const { config, out } = ctx;
+  const inserted = summaries.reduce((n, s) => n + s.counters.entriesInserted, 0);
+  const db = database.db;
+  const stored = await countEntries(db, DEMO_TENANT);
+  out.write(
+    `Stored ${stored.toLocaleString('en')} history entries of tenant "${DEMO_TENANT}" ` +
+      `(${inserted.toLocaleString('en')} new in this run) in ${database.description}.\n\n`,
+  );
+
+  const current = await findCurrentSettings(db, DEMO_TENANT);
+  if (current !== undefined) {
+    out.write(
+      `Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`,
+    );
+    const rows = settingsRows(current.wire);
+    out.write(`${indent(formatTable(['setting', 'value'], rows))}\n\n`);
+  }
+  out.write(await latestChanges(database));
+  out.write(await alertsRaised(database));
+  out.write(`${await countAlerts(db, DEMO_TENANT)} alerts stored in all.\n\n`);
+  out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
+  const report = await writeReport(db, {
+    tenantId: DEMO_TENANT,
+    out: path.join(config.dataDir, 'report.html'),
+  });
+  out.write(`\nHTML report (open it in a browser, works offline): ${path.resolve(report)}\n`);
+}
+
+async function latestChanges(database: Database): Promise<string> {
+  const { findRecentChanges } = await import('../store/read/recent.js');
+  const changes = await findRecentChanges(database.db, DEMO_TENANT, 12);
+  if (changes.length === 0) return '';
+  return `Latest field changes:\n${indent(
+    formatTable(
+      ['changed at', 'field', 'before → after', 'direction', 'actor', 'ticket'],
+      changes.map((c) => [
+        c.changedAt.slice(0, 19).replace('T', ' '),
+        c.field,
+        `${formatValue(c.field, c.oldValue)} → ${formatValue(c.field, c.newValue)}`,
+        c.direction,
+        [c.actorKind?.replace('ACTOR_KIND_', '') ?? '?', c.actorUserId].filter(Boolean).join(' '),
+        c.tickets.join(', ') || '(none)',
+      ]),
+    ),
+  )}\n\n`;
+}
+
+async function alertsRaised(database: Database): Promise<string> {
+  const { findRecentAlerts } = await import('../store/read/recent.js');
+  const alerts = await findRecentAlerts(database.db, DEMO_TENANT, 40);
+  if (alerts.length === 0) return '';
+  // Oldest first, as the story unfolded; each with its summary (before → after, actor, ticket).
+  const lines = ['Alerts raised:\n'];
+  for (const a of [...alerts].reverse()) {
+    lines.push(
+      `  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`,
+    );
+    lines.push(`      ${a.summary.replace(/\s+/g, ' ')}\n`);
+  }
+  return `${lines.join('')}\n`;
 }
 
 /** One row per governance setting, in wire names and human units, then the unmapped fields. */

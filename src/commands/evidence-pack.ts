@@ -3,21 +3,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
-import { loadRulePack } from '../config/rule-pack.js';
-import { parseDurationSetting } from '../config/settings.js';
+import type { Config } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import { humanSeconds } from '../core/format.js';
-import { packAnchor } from '../outputs/anchor/pack-anchor.js';
 import { PACK_FILES } from '../outputs/pack/files.js';
-import { checkPackTarget, type PackProgress, writeEvidencePack } from '../outputs/pack/pack.js';
+import type { EvidencePackResult, PackProgress } from '../outputs/pack/pack.js';
 import { wrap } from '../outputs/pack/readme.js';
-import { scheduleIntervalMs } from '../outputs/pack/schedule.js';
-import { parseSigningKey, SIGNING_KEY_SETTING } from '../outputs/pack/signing.js';
-import { type Logger, registerSecret } from '../runtime/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import { packagePath } from '../runtime/paths.js';
 import { timeArg } from './options.js';
-import { resolveTenant } from './settings.js';
+
+/** The setting holding the pack signing key (outputs/pack/signing.ts names it the same). */
+const SIGNING_KEY_SETTING = 'GOVTRAIL_EVIDENCE_SIGNING_KEY';
+
 import { formatTable } from './table.js';
 
 const HELP = `
@@ -63,84 +61,116 @@ export function evidencePackCommand(): Command {
       'schedule interval of the coverage-gap rule, e.g. 15m (default: derived from GOVTRAIL_SCHEDULE)',
     )
     .addHelpText('after', HELP)
-    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string; interval?: string }) => {
-      const { from, to } = opts;
-      if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
-      checkPackTarget(opts.out);
-      const ctx = createContext();
-      const { config } = ctx;
-      let interval: { ms: number; source: string };
-      if (opts.interval !== undefined) {
-        const ms = parseDurationSetting(opts.interval);
-        if (ms === undefined || ms <= 0) {
-          throw new GovtrailError(
-            'USAGE',
-            `--interval: a positive duration such as 15m or 1h is required, got ${JSON.stringify(opts.interval)}`,
-          );
-        }
-        interval = { ms, source: `--interval ${opts.interval}` };
-      } else {
-        const ms = scheduleIntervalMs(config.schedule);
-        if (ms === undefined) {
-          throw new ConfigError(
-            'GOVTRAIL_SCHEDULE',
-            `${JSON.stringify(config.schedule)} fires less than twice a year: no interval to judge coverage gaps by; pass --interval`,
-          );
-        }
-        interval = { ms, source: `GOVTRAIL_SCHEDULE "${config.schedule}"` };
-      }
-      registerSecret(config.evidenceSigningKey);
-      const signingKey =
-        config.evidenceSigningKey === undefined ? undefined : parseSigningKey(config.evidenceSigningKey);
+    .action(writePack);
+}
 
-      const database = await ctx.openDatabase();
-      try {
-        const tenantId = await resolveTenant(database.db, opts.tenant);
-        const progress = packProgress(tenantId, ctx.logger);
-        let result: Awaited<ReturnType<typeof writeEvidencePack>>;
-        try {
-          result = await writeEvidencePack(database, {
-            tenantId,
-            from,
-            to,
-            out: opts.out,
-            now: new Date(),
-            interval,
-            signingKey,
-            anchor: await packAnchor(config, tenantId),
-            version: packageVersion(),
-            onProgress: progress.update,
-            rulePack: loadRulePack(config.alertRulesPath),
-          });
-        } finally {
-          progress.done();
-        }
-        const s = result.summary;
-        ctx.out.write(
-          `evidence pack of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n\n` +
-            `${formatTable(
-              ['file', 'rows', 'bytes', 'sha256'],
-              result.files.map((f) => [
-                f.name,
-                f.rows === null ? '' : f.rows.toLocaleString('en'),
-                f.bytes.toLocaleString('en'),
-                `${f.sha256.slice(0, 16)}…`,
-              ]),
-            )}\n\n` +
-            `  ${result.dir}\n  ${result.archive} (${result.archiveBytes.toLocaleString('en')} bytes, sha256 ${result.archiveSha256})\n` +
-            `  coverage: ${s.coverage.gaps} gap(s) over ${humanSeconds(s.coverage.gapThresholdSeconds)} (2 × ${humanSeconds(s.coverage.intervalSeconds)}, ${s.intervalSource})\n` +
-            `  ${s.signedBy === undefined ? `unsigned (set ${SIGNING_KEY_SETTING} to sign)` : `signed: manifest.jws, Ed25519 key ${s.signedBy}`}\n`,
-        );
-        if (!s.verify.ok) {
-          throw new GovtrailError(
-            'TAMPERED',
-            `the pack was written, but the stored history does not verify: ${s.verify.findings} finding(s), listed in ${result.dir}/integrity.json`,
-          );
-        }
-      } finally {
-        await database.close();
-      }
-    });
+interface PackOptions {
+  readonly from: Date;
+  readonly to: Date;
+  readonly out: string;
+  readonly tenant?: string;
+  readonly interval?: string;
+}
+
+/** The action: writes the pack, prints its files; TAMPERED when the stored history does not verify. */
+async function writePack(opts: PackOptions): Promise<void> {
+  const { from, to } = opts;
+  if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
+  const { checkPackTarget, writeEvidencePack } = await import('../outputs/pack/pack.js');
+  checkPackTarget(opts.out);
+  const { createContext } = await import('../app/context.js');
+  const { resolveTenant } = await import('../app/resolve-tenant.js');
+  const { loadRulePack } = await import('../config/rule-pack.js');
+  const { packAnchor } = await import('../outputs/anchor/pack-anchor.js');
+  const { parseSigningKey } = await import('../outputs/pack/signing.js');
+  const { registerSecret } = await import('../runtime/logger.js');
+  const ctx = createContext();
+  const { config } = ctx;
+  const interval = await packInterval(opts.interval, config);
+  registerSecret(config.evidenceSigningKey);
+  const signingKey =
+    config.evidenceSigningKey === undefined ? undefined : parseSigningKey(config.evidenceSigningKey);
+
+  const database = await ctx.openDatabase();
+  try {
+    const tenantId = await resolveTenant(database.db, opts.tenant);
+    const progress = packProgress(tenantId, ctx.logger);
+    let result: EvidencePackResult;
+    try {
+      result = await writeEvidencePack(database, {
+        tenantId,
+        from,
+        to,
+        out: opts.out,
+        now: new Date(),
+        interval,
+        signingKey,
+        anchor: await packAnchor(config, tenantId),
+        version: packageVersion(),
+        onProgress: progress.update,
+        rulePack: loadRulePack(config.alertRulesPath),
+      });
+    } finally {
+      progress.done();
+    }
+    ctx.out.write(formatPack(tenantId, from, to, result));
+    const s = result.summary;
+    if (!s.verify.ok) {
+      throw new GovtrailError(
+        'TAMPERED',
+        `the pack was written, but the stored history does not verify: ${s.verify.findings} finding(s), listed in ${result.dir}/integrity.json`,
+      );
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+/** The coverage-gap interval: --interval, else derived from GOVTRAIL_SCHEDULE. */
+async function packInterval(
+  text: string | undefined,
+  config: Config,
+): Promise<{ ms: number; source: string }> {
+  if (text !== undefined) {
+    const { parseDurationSetting } = await import('../config/settings.js');
+    const ms = parseDurationSetting(text);
+    if (ms === undefined || ms <= 0) {
+      throw new GovtrailError(
+        'USAGE',
+        `--interval: a positive duration such as 15m or 1h is required, got ${JSON.stringify(text)}`,
+      );
+    }
+    return { ms, source: `--interval ${text}` };
+  }
+  const { scheduleIntervalMs } = await import('../outputs/pack/schedule.js');
+  const ms = scheduleIntervalMs(config.schedule);
+  if (ms === undefined) {
+    throw new ConfigError(
+      'GOVTRAIL_SCHEDULE',
+      `${JSON.stringify(config.schedule)} fires less than twice a year: no interval to judge coverage gaps by; pass --interval`,
+    );
+  }
+  return { ms, source: `GOVTRAIL_SCHEDULE "${config.schedule}"` };
+}
+
+/** What the pack holds: one row per file, where it is, its coverage and its signature. */
+function formatPack(tenantId: string, from: Date, to: Date, result: EvidencePackResult): string {
+  const s = result.summary;
+  return (
+    `evidence pack of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n\n` +
+    `${formatTable(
+      ['file', 'rows', 'bytes', 'sha256'],
+      result.files.map((f) => [
+        f.name,
+        f.rows === null ? '' : f.rows.toLocaleString('en'),
+        f.bytes.toLocaleString('en'),
+        `${f.sha256.slice(0, 16)}…`,
+      ]),
+    )}\n\n` +
+    `  ${result.dir}\n  ${result.archive} (${result.archiveBytes.toLocaleString('en')} bytes, sha256 ${result.archiveSha256})\n` +
+    `  coverage: ${s.coverage.gaps} gap(s) over ${humanSeconds(s.coverage.gapThresholdSeconds)} (2 × ${humanSeconds(s.coverage.intervalSeconds)}, ${s.intervalSource})\n` +
+    `  ${s.signedBy === undefined ? `unsigned (set ${SIGNING_KEY_SETTING} to sign)` : `signed: manifest.jws, Ed25519 key ${s.signedBy}`}\n`
+  );
 }
 
 /** Progress on stderr: a line redrawn in place on a terminal, a log line every 10 s otherwise. */

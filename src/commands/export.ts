@@ -1,14 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
 import { GovtrailError } from '../core/errors.js';
 import { OCSF_SCHEMA_VERSION } from '../core/ocsf/constants.js';
-import { writeEvidenceCsv } from '../outputs/evidence/evidence.js';
-import { OCSF_EXPORT_KINDS, type OcsfExportKind, writeOcsfJsonl } from '../outputs/ocsf/jsonl.js';
+import type { OcsfExportKind } from '../outputs/ocsf/jsonl.js';
 import { packagePath } from '../runtime/paths.js';
 import { evidencePackCommand } from './evidence-pack.js';
 import { checkOutputFile, timeArg } from './options.js';
-import { resolveTenant } from './settings.js';
 
 export function exportCommand(): Command {
   const exp = new Command('export').description('Export stored history for auditors.');
@@ -34,6 +31,9 @@ export function exportCommand(): Command {
       const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       checkOutputFile('--out', opts.out);
+      const { createContext } = await import('../app/context.js');
+      const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { writeEvidenceCsv } = await import('../outputs/evidence/evidence.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
@@ -79,6 +79,7 @@ function ocsfCommand(): Command {
     .action(async (opts: { from: Date; to: Date; out: string; kind: string; tenant?: string }) => {
       const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
+      const { OCSF_EXPORT_KINDS, writeOcsfJsonl } = await import('../outputs/ocsf/jsonl.js');
       const kind = opts.kind.trim().toLowerCase();
       if (!(OCSF_EXPORT_KINDS as readonly string[]).includes(kind)) {
         throw new GovtrailError(
@@ -87,6 +88,8 @@ function ocsfCommand(): Command {
         );
       }
       checkOutputFile('--out', opts.out);
+      const { createContext } = await import('../app/context.js');
+      const { resolveTenant } = await import('../app/resolve-tenant.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
 
 export function migrateCommand(): Command {
   return new Command('migrate')
@@ -8,6 +7,7 @@ export function migrateCommand(): Command {
       "Apply the numbered SQL migrations of sql/ to the database (DATABASE_URL, or the embedded one), and on a PostgreSQL server create or upgrade the job engine's schema (govtrail_boss) and its queues, usable by the govtrail_writer role. Idempotent; runs under an advisory lock so replicas starting together migrate once. Run it as the schema owner.",
     )
     .action(async () => {
+      const { createContext } = await import('../app/context.js');
       const ctx = createContext();
       const database = await ctx.openDatabase({ migrate: false });
       try {

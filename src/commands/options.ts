@@ -6,7 +6,6 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { parseDurationSetting } from '../config/settings.js';
 import { GovtrailError } from '../core/errors.js';
 import { parseTimestamp } from '../core/normalise/time.js';
 
@@ -51,17 +50,6 @@ export function parseTimeOption(option: string, text: string): Date {
     );
   }
   return t;
-}
-
-/** argParser of a positive duration such as 15m, 90s or 1h; returns milliseconds. */
-export function durationArg(text: string): number {
-  const ms = parseDurationSetting(text);
-  if (ms === undefined || ms <= 0) {
-    throw new InvalidArgumentError(
-      `expected a positive duration such as 15m, 90s or 1h, got ${JSON.stringify(text)}`,
-    );
-  }
-  return ms;
 }
 
 /**

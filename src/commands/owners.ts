@@ -5,13 +5,12 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
+import type { CommandContext } from '../app/context.js';
 import type { TenantConfig } from '../config/settings.js';
 import { ConfigError, GovtrailError, toGovtrailError } from '../core/errors.js';
-import { scrubSecrets } from '../runtime/logger.js';
-import { TenantApiClient } from '../source/client.js';
 import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from '../source/owners.js';
-import { type OwnerRemovalRecord, recordOwnerRemoval } from '../store/write/owners.js';
+import type { Database } from '../store/database.js';
+import type { OwnerRemovalRecord } from '../store/write/owners.js';
 import { ExitCode } from './exit.js';
 
 interface DeleteOptions {
@@ -57,108 +56,131 @@ export function ownersCommand(): Command {
     .option('-t, --tenant <name>', 'the configured tenant to call (required when several are configured)')
     .option('--dry-run', 'print the request that would be sent, send nothing')
     .option('-y, --yes', 'do not ask for confirmation')
-    .action(async (opts: DeleteOptions) => {
-      const ref: EntitlementOwnerRef = {
-        appId: opts.app,
-        resourceTypeId: opts.resourceType,
-        resourceId: opts.resource,
-        roleSlug: opts.role,
-        entitlementAppId: opts.entitlementApp,
-        entitlementId: opts.entitlement,
-      };
-      let path: string;
-      try {
-        path = entitlementOwnerPath(ref);
-      } catch (err) {
-        const field = (err as GovtrailError).details?.['field'] as keyof EntitlementOwnerRef | undefined;
-        throw new GovtrailError(
-          'USAGE',
-          `${field !== undefined ? FLAG[field] : 'an id'}: ${(err as Error).message.replace(/^\w+ /, '')}`,
-          { cause: err },
-        );
-      }
-      const ctx = createContext();
-      const tenant = pickTenant(ctx.config.tenants, opts.tenant);
-      const url = `${tenant.baseUrl}${path}`;
-      const body = entitlementOwnerBody(ref);
-      const stdin = process.stdin as NodeJS.ReadStream;
-
-      if (opts.dryRun !== true && opts.yes !== true) {
-        if (stdin.isTTY !== true) {
-          throw new GovtrailError(
-            'USAGE',
-            'refusing to delete without --yes: stdin is not a terminal, so there is no one to confirm (add --yes, or --dry-run to see the request)',
-          );
-        }
-        const confirmed = await confirm(
-          `Delete owner ${JSON.stringify(ref.entitlementAppId)}/${JSON.stringify(ref.entitlementId)} ` +
-            `(role ${JSON.stringify(ref.roleSlug)}) from resource ${JSON.stringify(ref.resourceId)} ` +
-            `of app ${JSON.stringify(ref.appId)} on tenant ${tenant.name}? [y/N] `,
-        );
-        if (!confirmed) {
-          process.stderr.write('not confirmed: nothing was sent\n');
-          throw new ExitCode(1);
-        }
-      }
-
-      const database = await ctx.openDatabase();
-      try {
-        const base = {
-          tenantId: tenant.name,
-          ...ref,
-          dryRun: opts.dryRun === true,
-        } satisfies Partial<OwnerRemovalRecord>;
-        if (opts.dryRun === true) {
-          await recordOwnerRemoval(database.db, {
-            ...base,
-            outcome: 'dry_run',
-            httpStatus: null,
-            error: null,
-          });
-          ctx.out.write(
-            `dry run: nothing was sent\nDELETE ${url}\ncontent-type: application/json\n\n${body}\n`,
-          );
-          return;
-        }
-        const client = new TenantApiClient({
-          baseUrl: tenant.baseUrl,
-          clientId: tenant.clientId,
-          clientSecret: tenant.clientSecret,
-          http: ctx.config.http,
-          logger: ctx.logger.child({ tenant: tenant.name }),
-        });
-        // The intent first: a process killed while the DELETE is in flight (which the tenant may
-        // well have carried out) still leaves a row, whose missing outcome says exactly that.
-        await recordOwnerRemoval(database.db, { ...base, outcome: 'sending', httpStatus: null, error: null });
-        let outcome: 'deleted' | 'absent';
-        try {
-          outcome = await client.deleteEntitlementOwner(ref);
-        } catch (err) {
-          const e = toGovtrailError(err);
-          const message = scrubSecrets(`${e.code}: ${e.message}`).slice(0, 2000);
-          await recordOwnerRemoval(database.db, {
-            ...base,
-            outcome: 'failed',
-            httpStatus: e.status ?? null,
-            error: message,
-          });
-          process.stderr.write(`govtrail: owner not deleted: ${message}\n`);
-          throw new ExitCode(1);
-        } finally {
-          await client.close();
-        }
-        await recordOwnerRemoval(database.db, {
-          ...base,
-          outcome,
-          httpStatus: outcome === 'absent' ? 404 : 200,
-          error: null,
-        });
-        ctx.out.write(outcome === 'deleted' ? 'deleted\n' : 'absent: the owner was already gone (404)\n');
-      } finally {
-        await database.close();
-      }
-    });
+    .action(deleteOwner);
   return owners;
+}
+
+/** `owners delete`: the request checked, confirmed, recorded, sent (or only shown with --dry-run). */
+async function deleteOwner(opts: DeleteOptions): Promise<void> {
+  const ref: EntitlementOwnerRef = {
+    appId: opts.app,
+    resourceTypeId: opts.resourceType,
+    resourceId: opts.resource,
+    roleSlug: opts.role,
+    entitlementAppId: opts.entitlementApp,
+    entitlementId: opts.entitlement,
+  };
+  const path = ownerPath(ref);
+  const { createContext } = await import('../app/context.js');
+  const ctx = createContext();
+  const tenant = pickTenant(ctx.config.tenants, opts.tenant);
+  if (opts.dryRun !== true && opts.yes !== true) await confirmDeletion(ref, tenant);
+
+  const database = await ctx.openDatabase();
+  try {
+    const base = {
+      tenantId: tenant.name,
+      ...ref,
+      dryRun: opts.dryRun === true,
+    } satisfies Partial<OwnerRemovalRecord>;
+    const { recordOwnerRemoval } = await import('../store/write/owners.js');
+    if (opts.dryRun === true) {
+      await recordOwnerRemoval(database.db, {
+        ...base,
+        outcome: 'dry_run',
+        httpStatus: null,
+        error: null,
+      });
+      ctx.out.write(
+        `dry run: nothing was sent\nDELETE ${tenant.baseUrl}${path}\ncontent-type: application/json\n\n${entitlementOwnerBody(ref)}\n`,
+      );
+      return;
+    }
+    await sendDeletion(ctx, database, tenant, ref, base);
+  } finally {
+    await database.close();
+  }
+}
+
+/** The request path of `ref`; an id it refuses is a USAGE error naming its flag. */
+function ownerPath(ref: EntitlementOwnerRef): string {
+  try {
+    return entitlementOwnerPath(ref);
+  } catch (err) {
+    const field = (err as GovtrailError).details?.['field'] as keyof EntitlementOwnerRef | undefined;
+    throw new GovtrailError(
+      'USAGE',
+      `${field !== undefined ? FLAG[field] : 'an id'}: ${(err as Error).message.replace(/^\w+ /, '')}`,
+      { cause: err },
+    );
+  }
+}
+
+/** Asks on the terminal; no terminal, or no "y", ends the command with nothing sent. */
+async function confirmDeletion(ref: EntitlementOwnerRef, tenant: TenantConfig): Promise<void> {
+  const stdin = process.stdin as NodeJS.ReadStream;
+  if (stdin.isTTY !== true) {
+    throw new GovtrailError(
+      'USAGE',
+      'refusing to delete without --yes: stdin is not a terminal, so there is no one to confirm (add --yes, or --dry-run to see the request)',
+    );
+  }
+  const confirmed = await confirm(
+    `Delete owner ${JSON.stringify(ref.entitlementAppId)}/${JSON.stringify(ref.entitlementId)} ` +
+      `(role ${JSON.stringify(ref.roleSlug)}) from resource ${JSON.stringify(ref.resourceId)} ` +
+      `of app ${JSON.stringify(ref.appId)} on tenant ${tenant.name}? [y/N] `,
+  );
+  if (!confirmed) {
+    process.stderr.write('not confirmed: nothing was sent\n');
+    throw new ExitCode(1);
+  }
+}
+
+/** Records the intent, sends the DELETE, records its outcome; exit 1 when it failed. */
+async function sendDeletion(
+  ctx: CommandContext,
+  database: Database,
+  tenant: TenantConfig,
+  ref: EntitlementOwnerRef,
+  base: Omit<OwnerRemovalRecord, 'outcome' | 'httpStatus' | 'error'>,
+): Promise<void> {
+  const { scrubSecrets } = await import('../runtime/logger.js');
+  const { TenantApiClient } = await import('../source/client.js');
+  const { recordOwnerRemoval } = await import('../store/write/owners.js');
+  const client = new TenantApiClient({
+    baseUrl: tenant.baseUrl,
+    clientId: tenant.clientId,
+    clientSecret: tenant.clientSecret,
+    http: ctx.config.http,
+    logger: ctx.logger.child({ tenant: tenant.name }),
+  });
+  // The intent first: a process killed while the DELETE is in flight (which the tenant may
+  // well have carried out) still leaves a row, whose missing outcome says exactly that.
+  await recordOwnerRemoval(database.db, { ...base, outcome: 'sending', httpStatus: null, error: null });
+  let outcome: 'deleted' | 'absent';
+  try {
+    outcome = await client.deleteEntitlementOwner(ref);
+  } catch (err) {
+    const e = toGovtrailError(err);
+    const message = scrubSecrets(`${e.code}: ${e.message}`).slice(0, 2000);
+    await recordOwnerRemoval(database.db, {
+      ...base,
+      outcome: 'failed',
+      httpStatus: e.status ?? null,
+      error: message,
+    });
+    process.stderr.write(`govtrail: owner not deleted: ${message}\n`);
+    throw new ExitCode(1);
+  } finally {
+    await client.close();
+  }
+  await recordOwnerRemoval(database.db, {
+    ...base,
+    outcome,
+    httpStatus: outcome === 'absent' ? 404 : 200,
+    error: null,
+  });
+  ctx.out.write(outcome === 'deleted' ? 'deleted\n' : 'absent: the owner was already gone (404)\n');
 }
 
 function pickTenant(tenants: readonly TenantConfig[], name: string | undefined): TenantConfig {

@@ -1,13 +1,10 @@
 import { Command } from 'commander';
-import { activeTenants } from '../app/active-tenants.js';
-import { type Alerting, createAlerting } from '../app/alerting.js';
-import { createContext } from '../app/context.js';
-import { reconcileTenant } from '../app/tenant-run.js';
-import { type DiscrepancyRow, listDiscrepancies } from '../store/write/discrepancies.js';
+import type { Alerting } from '../app/alerting.js';
+import type { DiscrepancyRow } from '../store/write/discrepancies.js';
 import type { SyncRunSummary } from '../sync/run.js';
 import { ExitCode } from './exit.js';
+import { agrees, formatReconcile } from './format-reconcile.js';
 import { progressReporter } from './progress.js';
-import { selectTenants } from './sync.js';
 import { formatTable } from './table.js';
 
 const HELP = `
@@ -51,99 +48,53 @@ export function reconcileCommand(): Command {
     )
     .option('-t, --tenant <name>', 'reconcile only this tenant (its name in the database)')
     .addHelpText('after', HELP)
-    .action(async (opts: { tenant?: string }) => {
-      const ctx = createContext();
-      const { config } = ctx;
-      const tenants = selectTenants(config, opts.tenant);
-      const database = await ctx.openDatabase();
-      const summaries: SyncRunSummary[] = [];
-      const found: DiscrepancyRow[] = [];
-      let delivery = '';
-      let alerting: Alerting | undefined;
-      try {
-        alerting = createAlerting(config, ctx.logger, database);
-        for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
-          const progress = progressReporter(tenant.name, ctx.logger);
-          const summary = await reconcileTenant({
-            database,
-            config,
-            logger: ctx.logger,
-            tenant,
-            trigger: 'cli',
-            alerting,
-            onProgress: progress.update,
-          });
-          progress.done();
-          summaries.push(summary);
-          if (summary.status === 'succeeded')
-            found.push(...(await listDiscrepancies(database.db, { runId: summary.runId, limit: 50 })));
-        }
-        const d = await alerting.deliver();
-        if (d.delivered + d.retried + d.failed > 0) {
-          delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;
-        }
-      } finally {
-        await alerting?.close();
-        await database.close();
-      }
-      ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);
-      if (summaries.some((s) => !agrees(s))) throw new ExitCode(1);
-    });
+    .action(reconcileTenants);
 }
 
-/** Whether a reconcile shows the source and the store in agreement (expired entries allowed). */
-export function agrees(s: SyncRunSummary): boolean {
-  const i = s.integrity;
-  return (
-    s.status === 'succeeded' &&
-    i !== undefined &&
-    s.counters.entriesChanged + i.entriesMissing + i.entriesBackdated + i.entriesConflicting === 0
-  );
-}
-
-/**
- * The per-tenant table of docs/design/integrity.md: served, matched, new, changed, missing, expired,
- * backdated.
- */
-export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
-  return formatTable(
-    [
-      'tenant',
-      'status',
-      'served',
-      'matched',
-      'new',
-      'changed',
-      'missing',
-      'expired',
-      'backdated',
-      'conflicting',
-      'covered',
-      'note',
-    ],
-    summaries.map((s) => {
-      const i = s.integrity;
-      const n = (v: number | undefined) => (v === undefined ? '' : String(v));
-      return [
-        s.tenantId,
-        s.status === 'succeeded' ? (agrees(s) ? 'agrees' : 'differs') : s.status,
-        n(s.counters.entriesFetched - s.counters.entriesRejected),
-        n(i && s.counters.entriesMatched),
-        n(i?.entriesNew),
-        n(i && s.counters.entriesChanged),
-        n(i?.entriesMissing),
-        n(i?.entriesExpired),
-        n(i?.entriesBackdated),
-        n(i?.entriesConflicting),
-        i?.coveredFrom && i.coveredTo ? `${i.coveredFrom.text} … ${i.coveredTo.text}` : '',
-        s.error !== undefined
-          ? `${s.error.code}: ${s.error.message}`
-          : s.status === 'skipped'
-            ? 'another process holds the tenant lock'
-            : `run ${s.runId}, ${(s.durationMs / 1000).toFixed(1)}s`,
-      ];
-    }),
-  );
+/** The action: reconciles the tenants, delivers pending alerts, prints the table and the findings. */
+async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
+  const { activeTenants } = await import('../app/active-tenants.js');
+  const { createAlerting } = await import('../app/alerting.js');
+  const { createContext } = await import('../app/context.js');
+  const { selectTenants } = await import('../app/select-tenants.js');
+  const { reconcileTenant } = await import('../app/tenant-run.js');
+  const { listDiscrepancies } = await import('../store/write/discrepancies.js');
+  const ctx = createContext();
+  const { config } = ctx;
+  const tenants = selectTenants(config, opts.tenant);
+  const database = await ctx.openDatabase();
+  const summaries: SyncRunSummary[] = [];
+  const found: DiscrepancyRow[] = [];
+  let delivery = '';
+  let alerting: Alerting | undefined;
+  try {
+    alerting = createAlerting(config, ctx.logger, database);
+    for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
+      const progress = progressReporter(tenant.name, ctx.logger);
+      const summary = await reconcileTenant({
+        database,
+        config,
+        logger: ctx.logger,
+        tenant,
+        trigger: 'cli',
+        alerting,
+        onProgress: progress.update,
+      });
+      progress.done();
+      summaries.push(summary);
+      if (summary.status === 'succeeded')
+        found.push(...(await listDiscrepancies(database.db, { runId: summary.runId, limit: 50 })));
+    }
+    const d = await alerting.deliver();
+    if (d.delivered + d.retried + d.failed > 0) {
+      delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;
+    }
+  } finally {
+    await alerting?.close();
+    await database.close();
+  }
+  ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);
+  if (summaries.some((s) => !agrees(s))) throw new ExitCode(1);
 }
 
 function formatFindings(rows: readonly DiscrepancyRow[]): string {

@@ -1,33 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
-import { loadRulePack } from '../config/rule-pack.js';
 import { GovtrailError } from '../core/errors.js';
-import type { RulePack } from '../core/rules/rules.js';
-import { loadReportData } from '../outputs/report/data.js';
-import { renderReport } from '../outputs/report/html.js';
-import type { Session } from '../store/database.js';
 import { timeArg } from './options.js';
-import { resolveTenant } from './settings.js';
-
-/** Loads, renders and writes the report of one tenant; returns the path written. */
-export async function writeReport(
-  db: Session,
-  options: {
-    tenantId: string;
-    out: string;
-    from?: Date | undefined;
-    to?: Date | undefined;
-    pack?: RulePack | undefined;
-  },
-): Promise<string> {
-  const data = await loadReportData(db, { ...options, now: new Date() });
-  // The demo writes into GOVTRAIL_DATA_DIR, which does not exist when DATABASE_URL is set.
-  mkdirSync(path.dirname(path.resolve(options.out)), { recursive: true });
-  writeFileSync(options.out, renderReport(data));
-  return options.out;
-}
 
 export function reportCommand(): Command {
   return new Command('report')
@@ -47,6 +20,10 @@ export function reportCommand(): Command {
       if (from !== undefined && to !== undefined && to <= from) {
         throw new GovtrailError('USAGE', '--to must be later than --from');
       }
+      const { createContext } = await import('../app/context.js');
+      const { writeReport } = await import('../app/report.js');
+      const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {

@@ -139,7 +139,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 
 /** The `sandbox` command. */
 export function sandboxCommand(): Command {
-  return new Command('sandbox')
+  const command = new Command('sandbox')
     .description(
       'Run the sandbox tenant: an HTTP server that implements the tenant API (token endpoint, ' +
         'AI governance settings history with paging, DeleteEntitlementOwner) over a seeded, realistic ' +
@@ -176,6 +176,13 @@ export function sandboxCommand(): Command {
         .default(3600)
         .argParser(integerArg(1, 31_536_000)),
     )
+    .action(serveSandbox);
+  return addBehaviourOptions(command);
+}
+
+/** The options of how the sandbox behaves while it serves: faults, paging, growth, output. */
+function addBehaviourOptions(command: Command): Command {
+  return command
     .addOption(
       new Option(
         '--faults <spec>',
@@ -222,61 +229,67 @@ export function sandboxCommand(): Command {
         '--json',
         'print one JSON line {"baseUrl", "credentials", "entries"} on stdout instead of the text',
       ),
-    )
-    .action(async (opts: SandboxCommandOptions) => {
-      let sandbox: Sandbox;
-      try {
-        sandbox = await startSandbox({
-          host: opts.host,
-          port: opts.port,
-          entries: opts.entries,
-          seed: opts.seed,
-          start: opts.start,
-          tokenTtlSeconds: opts.tokenTtl,
-          paging: opts.paging,
-          ...(opts.clientId === undefined ? {} : { clientId: opts.clientId }),
-          ...(opts.clientSecret === undefined ? {} : { clientSecret: opts.clientSecret }),
-          ...(opts.faults === undefined ? {} : { faults: opts.faults }),
-          ...(opts.faultSeed === undefined ? {} : { faultSeed: opts.faultSeed }),
-          ...(opts.scenarios === true ? { scenarios: true } : {}),
-          ...(opts.emitUnpopulated === true ? { emitUnpopulated: true } : {}),
-        });
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
-          throw new GovtrailError('USAGE', `cannot listen on ${opts.host}:${opts.port} (${String(code)})`, {
-            cause: error,
-          });
+    );
+}
+
+/** The action: the sandbox started, described, fed (--append-every) until a signal, then closed. */
+async function serveSandbox(opts: SandboxCommandOptions): Promise<void> {
+  const sandbox = await listen(opts);
+  const stopped = untilSignal();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (opts.json === true) {
+      process.stdout.write(
+        `${JSON.stringify({ baseUrl: sandbox.baseUrl, credentials: sandbox.credentials, entries: sandbox.history.size })}\n`,
+      );
+    } else {
+      process.stdout.write(await describe(sandbox, opts));
+    }
+    if (opts.appendEvery !== undefined) {
+      const history = sandbox.history;
+      timer = setInterval(() => {
+        try {
+          history.append(1, { at: new Date().toISOString() });
+        } catch (error) {
+          // The seeded history can end after the wall clock (a --start in the future): continue it instead.
+          if (!(error instanceof RangeError)) throw error;
+          history.append(1);
         }
-        throw error;
-      }
-      const stopped = untilSignal();
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        if (opts.json === true) {
-          process.stdout.write(
-            `${JSON.stringify({ baseUrl: sandbox.baseUrl, credentials: sandbox.credentials, entries: sandbox.history.size })}\n`,
-          );
-        } else {
-          process.stdout.write(await describe(sandbox, opts));
-        }
-        if (opts.appendEvery !== undefined) {
-          const history = sandbox.history;
-          timer = setInterval(() => {
-            try {
-              history.append(1, { at: new Date().toISOString() });
-            } catch (error) {
-              // The seeded history can end after the wall clock (a --start in the future): continue it instead.
-              if (!(error instanceof RangeError)) throw error;
-              history.append(1);
-            }
-          }, opts.appendEvery);
-        }
-        const signal = await stopped;
-        if (opts.json !== true) process.stderr.write(`\n${signal}: closing the sandbox tenant\n`);
-      } finally {
-        if (timer !== undefined) clearInterval(timer);
-        await sandbox.close();
-      }
+      }, opts.appendEvery);
+    }
+    const signal = await stopped;
+    if (opts.json !== true) process.stderr.write(`\n${signal}: closing the sandbox tenant\n`);
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
+    await sandbox.close();
+  }
+}
+
+/** Starts the sandbox; an address that cannot be listened on is a USAGE error. */
+async function listen(opts: SandboxCommandOptions): Promise<Sandbox> {
+  try {
+    return await startSandbox({
+      host: opts.host,
+      port: opts.port,
+      entries: opts.entries,
+      seed: opts.seed,
+      start: opts.start,
+      tokenTtlSeconds: opts.tokenTtl,
+      paging: opts.paging,
+      ...(opts.clientId === undefined ? {} : { clientId: opts.clientId }),
+      ...(opts.clientSecret === undefined ? {} : { clientSecret: opts.clientSecret }),
+      ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+      ...(opts.faultSeed === undefined ? {} : { faultSeed: opts.faultSeed }),
+      ...(opts.scenarios === true ? { scenarios: true } : {}),
+      ...(opts.emitUnpopulated === true ? { emitUnpopulated: true } : {}),
     });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+      throw new GovtrailError('USAGE', `cannot listen on ${opts.host}:${opts.port} (${String(code)})`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }

@@ -1,39 +1,9 @@
 import { Command, Option } from 'commander';
-import { createContext } from '../app/context.js';
-import { GovtrailError } from '../core/errors.js';
 import { formatValue, settingInForce } from '../core/format.js';
 import { SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
 import { terminalJson, terminalLine } from '../runtime/terminal.js';
-import type { Session } from '../store/database.js';
-import { findSettingsAsOf, listTenants } from '../store/read/views.js';
 import { timeArg } from './options.js';
 import { formatTable } from './table.js';
-
-/**
- * The tenant a read command works on: the one named, else the only tenant stored. Several stored
- * tenants and none named is a usage error rather than a guess.
- */
-export async function resolveTenant(db: Session, named: string | undefined): Promise<string> {
-  const tenants = await listTenants(db);
-  if (named !== undefined) {
-    if (!tenants.includes(named)) {
-      throw new GovtrailError(
-        'USAGE',
-        `--tenant: no entries stored for tenant ${JSON.stringify(named)}${tenants.length > 0 ? ` (stored: ${tenants.join(', ')})` : ''}`,
-      );
-    }
-    return named;
-  }
-  const only = tenants[0];
-  if (tenants.length === 1 && only !== undefined) return only;
-  if (tenants.length === 0) {
-    throw new GovtrailError('USAGE', 'no history stored yet: run `govtrail sync` (or `govtrail demo`) first');
-  }
-  throw new GovtrailError(
-    'USAGE',
-    `several tenants are stored (${tenants.join(', ')}): choose one with --tenant`,
-  );
-}
 
 export function settingsCommand(): Command {
   return new Command('settings')
@@ -48,44 +18,48 @@ export function settingsCommand(): Command {
     )
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (opts: { asOf?: Date; tenant?: string; format: string }) => {
-      const at = opts.asOf ?? 'now';
-      const ctx = createContext();
-      const database = await ctx.openDatabase();
-      try {
-        const tenantId = await resolveTenant(database.db, opts.tenant);
-        const row = await findSettingsAsOf(database.db, tenantId, at);
-        if (opts.format === 'json') {
-          ctx.out.write(`${terminalJson(JSON.stringify(row ?? null, null, 2))}\n`);
-          return;
-        }
-        const when = at === 'now' ? 'now' : at.toISOString();
-        if (row === undefined) {
-          ctx.out.write(`tenant ${tenantId}: no settings recorded at ${when} (before the first entry)\n`);
-          return;
-        }
-        // Entry id and change kind come from the source: shown with control characters escaped.
-        const since = terminalLine(
-          `since ${row.validFrom.toISOString()} (entry ${row.entryId}, ${row.changeKind ?? 'unknown change'})`,
-        );
-        if (row.isDeleted) {
-          ctx.out.write(`tenant ${tenantId}: settings DELETED at ${when}, ${since}\n`);
-          return;
-        }
-        ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
-        // In the order of the settings table, not jsonb's key order.
-        const rows = SNAPSHOT_FIELDS.map((f) => [
-          f.column,
-          formatValue(f.column, settingInForce(row.settings, f.column)),
-        ]);
-        for (const [k, v] of Object.entries(
-          (row.settings['extra_fields'] ?? {}) as Record<string, unknown>,
-        )) {
-          rows.push([`extra_fields.${k}`, formatValue(k, v)]);
-        }
-        ctx.out.write(`${formatTable(['setting', 'value'], rows)}\n`);
-      } finally {
-        await database.close();
-      }
-    });
+    .action(showSettings);
+}
+
+/** The action: the settings row in force at the time asked, printed as a table or JSON. */
+async function showSettings(opts: { asOf?: Date; tenant?: string; format: string }): Promise<void> {
+  const { createContext } = await import('../app/context.js');
+  const { resolveTenant } = await import('../app/resolve-tenant.js');
+  const { findSettingsAsOf } = await import('../store/read/views.js');
+  const at = opts.asOf ?? 'now';
+  const ctx = createContext();
+  const database = await ctx.openDatabase();
+  try {
+    const tenantId = await resolveTenant(database.db, opts.tenant);
+    const row = await findSettingsAsOf(database.db, tenantId, at);
+    if (opts.format === 'json') {
+      ctx.out.write(`${terminalJson(JSON.stringify(row ?? null, null, 2))}\n`);
+      return;
+    }
+    const when = at === 'now' ? 'now' : at.toISOString();
+    if (row === undefined) {
+      ctx.out.write(`tenant ${tenantId}: no settings recorded at ${when} (before the first entry)\n`);
+      return;
+    }
+    // Entry id and change kind come from the source: shown with control characters escaped.
+    const since = terminalLine(
+      `since ${row.validFrom.toISOString()} (entry ${row.entryId}, ${row.changeKind ?? 'unknown change'})`,
+    );
+    if (row.isDeleted) {
+      ctx.out.write(`tenant ${tenantId}: settings DELETED at ${when}, ${since}\n`);
+      return;
+    }
+    ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
+    // In the order of the settings table, not jsonb's key order.
+    const rows = SNAPSHOT_FIELDS.map((f) => [
+      f.column,
+      formatValue(f.column, settingInForce(row.settings, f.column)),
+    ]);
+    for (const [k, v] of Object.entries((row.settings['extra_fields'] ?? {}) as Record<string, unknown>)) {
+      rows.push([`extra_fields.${k}`, formatValue(k, v)]);
+    }
+    ctx.out.write(`${formatTable(['setting', 'value'], rows)}\n`);
+  } finally {
+    await database.close();
+  }
 }

@@ -6,18 +6,8 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
 import { GovtrailError } from '../core/errors.js';
-import {
-  listRegisteredTenants,
-  type RegisteredTenant,
-  type RegistryChanges,
-  selectSchedulable,
-  setTenantStatus,
-  syncTenantRegistry,
-  type TenantStatus,
-} from '../store/write/tenant-registry.js';
-import { selectTenants } from './sync.js';
+import type { RegisteredTenant, RegistryChanges, TenantStatus } from '../store/write/tenant-registry.js';
 import { formatTable } from './table.js';
 
 const HELP = `
@@ -90,6 +80,8 @@ const AFTER: Record<TenantStatus, string> = {
 
 /** Runs one status change: registers the configured tenants, then sets NAME's status. */
 async function changeStatus(name: string, to: TenantStatus, force: boolean): Promise<void> {
+  const { createContext } = await import('../app/context.js');
+  const { selectSchedulable, setTenantStatus } = await import('../store/write/tenant-registry.js');
   const ctx = createContext();
   const database = await ctx.openDatabase();
   let line: string;
@@ -134,6 +126,8 @@ export function tenantsCommand(): Command {
       'List registered tenants (configured ones are registered first): status, whether this configuration lists it, last successful sync, entries stored, and who set the status when.',
     )
     .action(async () => {
+      const { createContext } = await import('../app/context.js');
+      const { listRegisteredTenants, selectSchedulable } = await import('../store/write/tenant-registry.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       let rows: RegisteredTenant[];
@@ -175,6 +169,9 @@ export function tenantsCommand(): Command {
       'Load the configured tenants (GOVTRAIL_CONFIG or the environment) into the registry and print what changed. Never changes a status.',
     )
     .action(async () => {
+      const { createContext } = await import('../app/context.js');
+      const { selectTenants } = await import('../app/select-tenants.js');
+      const { syncTenantRegistry } = await import('../store/write/tenant-registry.js');
       const ctx = createContext();
       const configured = selectTenants(ctx.config, undefined);
       const database = await ctx.openDatabase();

@@ -4,17 +4,13 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
+import type { Config } from '../config/settings.js';
 import { GovtrailError } from '../core/errors.js';
-import {
-  parseSigningKey,
-  parseVerificationKey,
-  publicKeyOf,
-  SIGNING_KEY_SETTING,
-} from '../outputs/pack/signing.js';
-import { type TrustedKey, verifyPack } from '../outputs/pack/verify-pack.js';
-import { registerSecret } from '../runtime/logger.js';
+import type { PackVerification, TrustedKey } from '../outputs/pack/verify-pack.js';
 import { ExitCode } from './exit.js';
+
+/** The setting holding the pack signing key (outputs/pack/signing.ts names it the same). */
+const SIGNING_KEY_SETTING = 'GOVTRAIL_EVIDENCE_SIGNING_KEY';
 
 const HELP = `
 What it checks:
@@ -50,74 +46,87 @@ export function verifyPackCommand(): Command {
     .option('--hashes-only', 'check the files against the manifest only, not the signature')
     .option('--json', 'print one JSON object instead of text')
     .addHelpText('after', HELP)
-    .action(async (dir: string, opts: { publicKey?: string; hashesOnly?: boolean; json?: boolean }) => {
-      if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-        throw new GovtrailError('USAGE', `${JSON.stringify(dir)} is not a directory`);
-      }
-      const ctx = createContext();
-      let trustedKey: TrustedKey | undefined;
-      if (opts.publicKey !== undefined) {
-        let text: string;
-        try {
-          text = readFileSync(opts.publicKey, 'utf8');
-        } catch (err) {
-          throw new GovtrailError(
-            'USAGE',
-            `--public-key: cannot read ${opts.publicKey}: ${(err as Error).message}`,
-          );
-        }
-        trustedKey = {
-          key: parseVerificationKey(text, '--public-key'),
-          source: `--public-key ${opts.publicKey}`,
-        };
-      } else if (!opts.hashesOnly && ctx.config.evidenceSigningKey !== undefined) {
-        registerSecret(ctx.config.evidenceSigningKey);
-        trustedKey = {
-          key: publicKeyOf(parseSigningKey(ctx.config.evidenceSigningKey)),
-          source: `the public half of ${SIGNING_KEY_SETTING}`,
-        };
-      }
-      const r = await verifyPack(dir, { trustedKey, hashesOnly: opts.hashesOnly === true });
+    .action(checkPack);
+}
 
-      if (opts.json) {
-        ctx.out.write(`${JSON.stringify({ dir, ...r })}\n`);
-      } else {
-        const m = r.manifest;
-        const lines: string[] = [];
-        lines.push(
-          m === undefined
-            ? `pack ${dir}`
-            : `pack ${dir}: tenant ${m.tenant}, ${m.from} to ${m.to}, generated ${m.generatedAt} by govtrail ${m.generator.version}`,
-        );
-        const width = Math.max(0, ...r.files.map((f) => f.name.length));
-        for (const f of r.files) {
-          lines.push(
-            `  ${f.ok ? 'ok      ' : 'FAILED  '}${f.name.padEnd(width)}${f.rows === null ? '' : `  ${f.rows.toLocaleString('en')} rows`}`.trimEnd(),
-          );
-        }
-        const s = r.signature;
-        const trust =
-          s.trustedKey === undefined
-            ? ''
-            : ` (trusted key ${s.trustedKey.thumbprint}, from ${s.trustedKey.source})`;
-        const status: Record<typeof s.status, string> = {
-          valid: `valid: manifest.json signed by Ed25519 key ${s.claimedKey}${trust}`,
-          invalid: `INVALID${trust}`,
-          unsigned:
-            'none: the pack is not signed (the hashes show the files match the manifest, not who wrote it)',
-          unchecked: `not checked: signed by key ${s.claimedKey ?? '(unnamed)'}, and no trusted public key was given`,
-          skipped: 'not checked (--hashes-only, or no manifest)',
-        };
-        lines.push(`signature: ${status[s.status]}`);
-        for (const p of r.problems)
-          lines.push(`  ${p.kind.toUpperCase()}${p.file ? ` ${p.file}` : ''}: ${p.detail}`);
-        lines.push(
-          r.ok
-            ? 'pack verified'
-            : `pack does NOT verify: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`,
-        );
-        ctx.out.write(`${lines.join('\n')}\n`);
-      }
-      if (!r.ok) throw new ExitCode(1);
-    });
+interface VerifyPackOptions {
+  readonly publicKey?: string;
+  readonly hashesOnly?: boolean;
+  readonly json?: boolean;
+}
+
+/** The action: verifies the pack with the key trusted, prints the outcome; exit 1 when it fails. */
+async function checkPack(dir: string, opts: VerifyPackOptions): Promise<void> {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new GovtrailError('USAGE', `${JSON.stringify(dir)} is not a directory`);
+  }
+  const { createContext } = await import('../app/context.js');
+  const { verifyPack } = await import('../outputs/pack/verify-pack.js');
+  const ctx = createContext();
+  const trustedKey = await trustedKeyOf(opts, ctx.config);
+  const r = await verifyPack(dir, { trustedKey, hashesOnly: opts.hashesOnly === true });
+  ctx.out.write(opts.json ? `${JSON.stringify({ dir, ...r })}\n` : `${formatVerification(dir, r)}\n`);
+  if (!r.ok) throw new ExitCode(1);
+}
+
+/** The key the signature is checked with: --public-key, else the public half of the signing key. */
+async function trustedKeyOf(opts: VerifyPackOptions, config: Config): Promise<TrustedKey | undefined> {
+  const { parseSigningKey, parseVerificationKey, publicKeyOf } = await import('../outputs/pack/signing.js');
+  if (opts.publicKey !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(opts.publicKey, 'utf8');
+    } catch (err) {
+      throw new GovtrailError(
+        'USAGE',
+        `--public-key: cannot read ${opts.publicKey}: ${(err as Error).message}`,
+      );
+    }
+    return { key: parseVerificationKey(text, '--public-key'), source: `--public-key ${opts.publicKey}` };
+  }
+  if (opts.hashesOnly || config.evidenceSigningKey === undefined) return undefined;
+  const { registerSecret } = await import('../runtime/logger.js');
+  registerSecret(config.evidenceSigningKey);
+  return {
+    key: publicKeyOf(parseSigningKey(config.evidenceSigningKey)),
+    source: `the public half of ${SIGNING_KEY_SETTING}`,
+  };
+}
+
+/** The text report: one line per file, the signature, each problem, the verdict. */
+function formatVerification(dir: string, r: PackVerification): string {
+  const m = r.manifest;
+  const lines: string[] = [];
+  lines.push(
+    m === undefined
+      ? `pack ${dir}`
+      : `pack ${dir}: tenant ${m.tenant}, ${m.from} to ${m.to}, generated ${m.generatedAt} by govtrail ${m.generator.version}`,
+  );
+  const width = Math.max(0, ...r.files.map((f) => f.name.length));
+  for (const f of r.files) {
+    lines.push(
+      `  ${f.ok ? 'ok      ' : 'FAILED  '}${f.name.padEnd(width)}${f.rows === null ? '' : `  ${f.rows.toLocaleString('en')} rows`}`.trimEnd(),
+    );
+  }
+  const s = r.signature;
+  const trust =
+    s.trustedKey === undefined
+      ? ''
+      : ` (trusted key ${s.trustedKey.thumbprint}, from ${s.trustedKey.source})`;
+  const status: Record<typeof s.status, string> = {
+    valid: `valid: manifest.json signed by Ed25519 key ${s.claimedKey}${trust}`,
+    invalid: `INVALID${trust}`,
+    unsigned: 'none: the pack is not signed (the hashes show the files match the manifest, not who wrote it)',
+    unchecked: `not checked: signed by key ${s.claimedKey ?? '(unnamed)'}, and no trusted public key was given`,
+    skipped: 'not checked (--hashes-only, or no manifest)',
+  };
+  lines.push(`signature: ${status[s.status]}`);
+  for (const p of r.problems)
+    lines.push(`  ${p.kind.toUpperCase()}${p.file ? ` ${p.file}` : ''}: ${p.detail}`);
+  lines.push(
+    r.ok
+      ? 'pack verified'
+      : `pack does NOT verify: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`,
+  );
+  return lines.join('\n');
 }

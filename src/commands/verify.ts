@@ -6,13 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { createContext } from '../app/context.js';
-import { loadRulePack } from '../config/rule-pack.js';
 import { GovtrailError } from '../core/errors.js';
-import { readTrustedAnchors, type TrustedAnchors } from '../outputs/anchor/check.js';
-import { parseVerificationKey } from '../outputs/pack/signing.js';
-import { listTenants } from '../store/read/views.js';
-import { verifyStore } from '../store/verify/verify.js';
+import type { TrustedAnchors } from '../outputs/anchor/check.js';
 
 /** What a verify without anchors cannot prove, printed with its result. */
 export const WITHOUT_ANCHORS_NOTE =
@@ -20,7 +15,8 @@ export const WITHOUT_ANCHORS_NOTE =
   'nobody with write access edited an entry and recomputed the chain after it; run with --anchors DIR --public-key FILE';
 
 /** Reads the public key file given to --public-key. */
-function readPublicKey(file: string) {
+async function readPublicKey(file: string) {
+  const { parseVerificationKey } = await import('../outputs/pack/signing.js');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -45,8 +41,13 @@ export function verifyCommand(): Command {
     .action(async (opts: { tenant?: string; anchors?: string; publicKey?: string; json?: boolean }) => {
       if ((opts.anchors === undefined) !== (opts.publicKey === undefined))
         throw new GovtrailError('USAGE', '--anchors and --public-key go together');
+      const { createContext } = await import('../app/context.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
+      const { readTrustedAnchors } = await import('../outputs/anchor/check.js');
+      const { listTenants } = await import('../store/read/views.js');
+      const { verifyStore } = await import('../store/verify/verify.js');
       const ctx = createContext();
-      const key = opts.publicKey === undefined ? undefined : readPublicKey(opts.publicKey);
+      const key = opts.publicKey === undefined ? undefined : await readPublicKey(opts.publicKey);
       const ranks = loadRulePack(ctx.config.alertRulesPath).ranks;
       const database = await ctx.openDatabase();
       try {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeReport } from '../../src/commands/report.js';
+import { writeReport } from '../../src/app/report.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 

@@ -1,0 +1,106 @@
+/**
+ * The worker process of `govtrail worker`: the registry loaded, the service started, and the
+ * signals that stop it (SIGTERM, SIGINT: drain, then a second one exits at once) or reload its
+ * tenants (SIGHUP). Resolves when the service has stopped.
+ */
+import type { Config } from '../config/settings.js';
+import { loadConfig, sinkSecrets } from '../config/settings.js';
+import { ConfigError } from '../core/errors.js';
+import { type Logger, registerSecret } from '../runtime/logger.js';
+import type { Session } from '../store/database.js';
+import { requireWriterRole } from '../store/roles.js';
+import { schedulableTenants, syncTenantRegistry } from '../store/write/tenant-registry.js';
+import type { CommandContext } from './context.js';
+import { startWorkerService, type WorkerService } from './worker.js';
+
+export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean }): Promise<void> {
+  const { config, logger } = ctx;
+  if (config.tenants.length === 0) {
+    throw new ConfigError(
+      'GOVTRAIL_CLIENT_ID',
+      'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
+    );
+  }
+  const database = await ctx.openDatabase();
+  let service: Awaited<ReturnType<typeof startWorkerService>>;
+  try {
+    await requireWriterRole(database.db, config.requireWriterRole);
+    // The registry decides which configured tenants run: disabled and retired ones do not.
+    await loadRegistry(database.db, config, logger);
+    service = await startWorkerService({
+      config,
+      logger,
+      database,
+      listTenants: (configured) => schedulableTenants(database.db, configured),
+    });
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  logger.info(
+    {
+      tenants: config.tenants.map((t) => t.name),
+      schedule: config.schedule,
+      concurrency: config.workerConcurrency,
+      port: service.port,
+    },
+    'worker started',
+  );
+
+  await new Promise<void>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        // The operator insists: no more waiting. Locks go with the connections.
+        logger.warn({ signal }, 'second signal: exiting now');
+        logger.flush();
+        process.exit(130);
+      }
+      signalled = true;
+      logger.info(
+        { signal, graceMs: config.shutdownGraceMs },
+        'shutting down: no new runs; a second signal exits at once',
+      );
+      service.stop(config.shutdownGraceMs).then(
+        () => resolve(),
+        (err: unknown) => {
+          logger.error({ err }, 'error while shutting down');
+          resolve();
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGHUP', () => {
+      if (!signalled) void reloadTenants(service, database.db, logger);
+    });
+    service.worker.start({ initialRun: opts.initialRun }).catch((err: unknown) => {
+      logger.error({ err }, 'the job engine did not start');
+      process.exitCode = 1;
+      onSignal('SIGTERM');
+    });
+  });
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
+}
+
+/** SIGHUP: the configuration is read again and its tenants replace the scheduled ones. */
+async function reloadTenants(service: WorkerService, db: Session, logger: Logger): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    logger.error({ err }, 'SIGHUP: the configuration is not valid; the tenant list stays as it was');
+    return;
+  }
+  for (const t of config.tenants) registerSecret(t.clientSecret);
+  for (const secret of sinkSecrets(config)) registerSecret(secret);
+  await loadRegistry(db, config, logger)
+    .then(() => service.reload(config))
+    .catch((err: unknown) => logger.error({ err }, 'SIGHUP: could not reload the tenant list'));
+}
+
+/** Loads the configured tenants into the registry (govtrail.tenant) and logs what changed. */
+async function loadRegistry(db: Session, config: Config, logger: Logger): Promise<void> {
+  const changes = await syncTenantRegistry(db, config.tenants);
+  logger.info({ registry: changes }, 'tenant registry loaded from the configuration');
+}

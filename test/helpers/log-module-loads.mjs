@@ -1,0 +1,16 @@
+// Preloaded with `node --import` by test/unit/cli-startup.test.ts: appends the URL of every module
+// the process resolves (import and require, packages and files) to the file named by
+// GOVTRAIL_TEST_LOADS_FILE, one a line.
+import { appendFileSync } from 'node:fs';
+import { registerHooks } from 'node:module';
+
+const file = process.env.GOVTRAIL_TEST_LOADS_FILE;
+if (file) {
+  registerHooks({
+    resolve(specifier, context, next) {
+      const resolved = next(specifier, context);
+      appendFileSync(file, `${resolved.url}\n`);
+      return resolved;
+    },
+  });
+}
