@@ -560,7 +560,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 2: a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
     patches: [
       {
-        file: 'src/alerts/sinks/http.ts',
+        file: 'src/alerts/sinks/http-post.ts',
         find: 'const clean = size >= BODY_BYTES ? redactCut(text) : redact(text);',
         replace: 'const clean = size >= BODY_BYTES ? redact(text.slice(0, BODY_BYTES)) : redact(text);',
       },
@@ -610,7 +610,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 8: a line feed from the source goes raw into syslog structured data',
     patches: [
       {
-        file: 'src/alerts/sinks/syslog.ts',
+        file: 'src/alerts/sinks/syslog/sink.ts',
         find: '.replace(SYSLOG_UNSAFE, unicodeEscape);\n}\n\n/**\n * The MSG part',
         replace: ';\n}\n\n/**\n * The MSG part',
       },

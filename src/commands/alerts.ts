@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import { deliveryIdFor } from '../alerts/deliver.js';
-import { isPermanentFailure } from '../alerts/sinks/failure.js';
+import { isPermanentFailure } from '../alerts/sinks/delivery-failure.js';
 import { withAlerting } from '../app/alerting.js';
 import { createContext } from '../app/context.js';
 import { type AlertMessage, SEVERITIES, type Sink } from '../core/alert.js';

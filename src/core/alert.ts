@@ -106,7 +106,7 @@ export interface Sink {
   readonly name: string;
   /**
    * Delivers one alert.
-   * @throws DeliveryError (sinks/failure.ts): `retryable` true sends the row back to the outbox for a
+   * @throws DeliveryError (alerts/sinks/delivery-failure.ts): `retryable` true sends the row back to the outbox for a
    *   retry with backoff (after `retryAfterMs` when the receiver asked for it); false marks it
    *   `failed` at once with the message as the reason. Any other error is retried.
    */

@@ -8,16 +8,22 @@ import type { SinkConfig, SinkConfigOf, SinkType } from '../../config/settings.j
 import type { Sink } from '../../core/alert.js';
 import { GovtrailError } from '../../core/errors.js';
 import type { Logger } from '../../runtime/logger.js';
-import { createEmailSink } from './email.js';
-import { createLogSink } from './log.js';
-import { createNotifySink } from './notify.js';
-import { createPagerDutySink } from './pagerduty.js';
-import { createSlackSink } from './slack.js';
-import { createSplunkHecSink } from './splunk.js';
-import { createSyslogSink } from './syslog.js';
-import { createTeamsSink } from './teams.js';
-import { createWebhookSink } from './webhook.js';
+import { createEmailSink } from './email/sink.js';
+import { createLogSink } from './log/sink.js';
+import { createNotifySink } from './notify/sink.js';
+import { createPagerDutySink } from './pagerduty/sink.js';
+import { createSlackSink } from './slack/sink.js';
+import { createSplunkHecSink } from './splunk-hec/sink.js';
+import { createSyslogSink } from './syslog/sink.js';
+import { createTeamsSink } from './teams/sink.js';
+import { createWebhookSink } from './webhook/sink.js';
 
+export {
+  DeliveryError,
+  isPermanentFailure,
+  permanentFailure,
+  retryableFailure,
+} from './delivery-failure.js';
 export {
   type AlertMail,
   alertMail,
@@ -27,17 +33,11 @@ export {
   type EmailSinkOptions,
   escapeHtml,
   isPermanentSmtpError,
-} from './email.js';
-export {
-  DeliveryError,
-  isPermanentFailure,
-  permanentFailure,
-  retryableFailure,
-} from './failure.js';
-export { isRetryableStatus, type PostResult, postJson } from './http.js';
-export { createLogSink } from './log.js';
-export { ALERT_CHANNEL, createNotifySink } from './notify.js';
-export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf.js';
+} from './email/sink.js';
+export { isRetryableStatus, type PostResult, postJson } from './http-post.js';
+export { createLogSink } from './log/sink.js';
+export { ALERT_CHANNEL, createNotifySink } from './notify/sink.js';
+export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf-event.js';
 export {
   createPagerDutySink,
   PAGERDUTY_EVENTS_URL,
@@ -46,14 +46,14 @@ export {
   type PagerDutySinkOptions,
   pagerDutyDedupKey,
   pagerDutyEvent,
-} from './pagerduty.js';
+} from './pagerduty/sink.js';
 export {
   createSlackSink,
   escapeMrkdwn,
   SEVERITY_COLOURS,
   type SlackSinkOptions,
   slackPayload,
-} from './slack.js';
+} from './slack/sink.js';
 export {
   createSplunkHecSink,
   isRetryableHecAnswer,
@@ -61,7 +61,7 @@ export {
   type SplunkHecEvent,
   type SplunkHecSinkOptions,
   splunkHecEvent,
-} from './splunk.js';
+} from './splunk-hec/sink.js';
 export {
   createSyslogSink,
   escapeSdValue,
@@ -72,21 +72,21 @@ export {
   type SyslogSinkOptions,
   structuredData,
   syslogMessage,
-} from './syslog.js';
+} from './syslog/sink.js';
 export {
   createTeamsSink,
   escapeCardMarkdown,
   TEAMS_CARD_VERSION,
   type TeamsSinkOptions,
   teamsMessage,
-} from './teams.js';
+} from './teams/sink.js';
 export {
   createWebhookSink,
   signBody,
   type WebhookPayload,
   type WebhookSinkOptions,
   webhookPayload,
-} from './webhook.js';
+} from './webhook/sink.js';
 
 /** What the factories may need besides a sink's own settings. */
 export interface SinkDeps {

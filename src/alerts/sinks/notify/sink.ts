@@ -2,8 +2,8 @@
  * PostgreSQL `NOTIFY govtrail_alerts, '<alert id>'`. The payload is only the id: listeners read
  * the alert from the `alert` table, and NOTIFY payloads must stay under 8000 bytes.
  */
-import type { Sink } from '../../core/alert.js';
-import { permanentFailure, retryableFailure } from './failure.js';
+import type { Sink } from '../../../core/alert.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 
 /** The channel listeners `LISTEN` on. */
 export const ALERT_CHANNEL = 'govtrail_alerts';

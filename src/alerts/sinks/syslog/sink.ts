@@ -30,10 +30,10 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import net from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import tls from 'node:tls';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from '../http-post.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
 
 /** The private SD-ID of govtrail's structured data (32473: RFC 5612's documentation PEN). */
 export const SYSLOG_SD_ID = 'govtrail@32473';

@@ -3,9 +3,9 @@
  * in an attachment coloured by severity, with a plain `text` fallback for notifications.
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { formatValue, shortEnum, truncate } from '../../core/format.js';
-import { postJson } from './http.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { formatValue, shortEnum, truncate } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
 
 export interface SlackSinkOptions {
   /** Sink name in alert_delivery and messages; `slack` by default. */

@@ -19,11 +19,17 @@
  */
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import { type AlertMessage, type BatchItem, SEVERITIES, type Severity, type Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
-import { clipAlert } from './ocsf.js';
+import {
+  type AlertMessage,
+  type BatchItem,
+  SEVERITIES,
+  type Severity,
+  type Sink,
+} from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from '../http-post.js';
+import { clipAlert } from '../ocsf-event.js';
 
 export interface EmailSinkOptions {
   /** Sink name in alert_delivery and messages; `email` by default. */

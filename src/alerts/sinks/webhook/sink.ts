@@ -32,9 +32,9 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertContext, AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { postJson } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertContext, AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { postJson } from '../http-post.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
 
 /** Budget of an OCSF body (`format: ocsf`): long values are cut past 1 MiB. */
 export const WEBHOOK_OCSF_BUDGET_BYTES = 1024 * 1024;

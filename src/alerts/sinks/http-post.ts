@@ -6,7 +6,7 @@ import { type Dispatcher, request } from 'undici';
 import { parseRetryAfter } from '../../core/backoff.js';
 import { isAbortError, RETRYABLE_STATUSES } from '../../core/errors.js';
 import { redact, redactCut } from '../../core/redact.js';
-import { permanentFailure, retryableFailure } from './failure.js';
+import { permanentFailure, retryableFailure } from './delivery-failure.js';
 
 /** Default time allowed for one delivery, connection to last body byte. */
 export const DEFAULT_SINK_TIMEOUT_MS = 10_000;

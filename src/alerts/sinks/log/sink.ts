@@ -1,7 +1,7 @@
 /** The log sink: always configured, so an alert is never only in the database. */
 
-import type { Sink } from '../../core/alert.js';
-import type { Logger } from '../../runtime/logger.js';
+import type { Sink } from '../../../core/alert.js';
+import type { Logger } from '../../../runtime/logger.js';
 
 /**
  * Creates the log sink (name `log` by default): one structured line per alert, at `warn` for high

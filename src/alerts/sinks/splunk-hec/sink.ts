@@ -20,11 +20,11 @@
  * long values in the event are shortened instead.
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Sink } from '../../core/alert.js';
-import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { isRetryableStatus, postJson } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertMessage, Sink } from '../../../core/alert.js';
+import type { OcsfDetectionFinding } from '../../../core/ocsf/types.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { isRetryableStatus, postJson } from '../http-post.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
 
 /** Bytes of one HEC envelope: under Splunk's default per-event TRUNCATE of 10,000 bytes. */
 export const SPLUNK_BUDGET_BYTES = 9_500;

@@ -10,10 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum, truncate } from '../../core/format.js';
-import { clipList, clipText, clipValue, fitToBudget } from './budget.js';
-import { postJson } from './http.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum, truncate } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
+import { clipList, clipText, clipValue, fitToBudget } from '../payload-budget.js';
 
 /** Where events go by default (US service region). */
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';

@@ -9,10 +9,10 @@
  * facts: alert-destinations.md, "Microsoft Teams (Workflows webhook)".
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
-import { clipList, clipText, type Detail, fitToBudget } from './budget.js';
-import { postJson } from './http.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
+import { clipList, clipText, type Detail, fitToBudget } from '../payload-budget.js';
 
 /** Budget of one message body, in bytes of UTF-8. */
 export const TEAMS_BUDGET_BYTES = 20 * 1024;
