@@ -32,8 +32,10 @@ import { hostname as osHostname } from 'node:os';
 import tls from 'node:tls';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
-import { DEFAULT_SINK_TIMEOUT_MS } from '../http-post.js';
 import { ocsfAlertEvent } from '../ocsf-event.js';
+import type { SinkFactory } from '../registry.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from '../settings-reader.js';
+import type { SyslogSettings } from './settings.js';
 
 /** The private SD-ID of govtrail's structured data (32473: RFC 5612's documentation PEN). */
 export const SYSLOG_SD_ID = 'govtrail@32473';
@@ -333,3 +335,19 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<SyslogSettings> = (c) =>
+  createSyslogSink({
+    name: c.name,
+    protocol: c.protocol,
+    host: c.host,
+    port: c.port,
+    facility: c.facility,
+    hostname: c.hostname,
+    ca: c.ca,
+    cert: c.cert,
+    key: c.key,
+    rejectUnauthorized: c.rejectUnauthorized,
+    timeoutMs: c.timeoutMs,
+  });
