@@ -623,14 +623,14 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
     patches: [
       {
-        file: 'src/config/settings.ts',
+        file: 'src/config/config-file.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         find: '${describeYamlError(err, text)}',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         replace: '${(err as Error).message}',
       },
       {
-        file: 'src/config/settings.ts',
+        file: 'src/config/config-file.ts',
         find: 'parseYaml(text, { prettyErrors: false })',
         replace: 'parseYaml(text)',
       },
