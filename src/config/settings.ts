@@ -28,7 +28,7 @@ import {
 } from './env.js';
 import { readTenants, tenantDefaults } from './tenants.js';
 
-export type { SinkConfig, SinkConfigOf, SinkType } from '../alerts/sinks/registry.js';
+export type { SinkConfig } from '../alerts/sinks/registry.js';
 export { type Env, parseDurationSetting } from '../core/setting-values.js';
 export {
   clampPageSize,

@@ -96,7 +96,7 @@ export interface BatchItem {
 }
 
 /**
- * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/index.ts).
+ * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/registry.ts).
  * `deliver` resolves when the receiver accepted the alert, which for most destinations means
  * queued, not seen: the same (alert, sink) may be delivered again, so every delivery carries
  * `delivery.deliveryId` and the alert's `dedupeKey` for the receiver to drop repeats.
