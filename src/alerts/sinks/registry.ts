@@ -3,17 +3,18 @@
  *
  * Adding a sink type is one folder and one line here:
  *
- * 1. `src/alerts/sinks/<type>/settings.ts`: the settings interface and
- *    `defineSinkSettings({ keys, env, build })` (settings-reader.ts): the YAML keys it accepts, the environment
- *    variables of its short form, and the checks that turn keys into settings. It imports no I/O
- *    module (undici, nodemailer, node:net/tls/dgram): config/ reads this catalogue for every
- *    command, and must not load a sink to do so.
+ * 1. `src/alerts/sinks/<type>/settings.ts` (a `_` in the type is a `-` in the folder name:
+ *    splunk_hec → splunk-hec/): the settings interface and `defineSinkSettings({ keys, env, build })`
+ *    (settings-reader.ts): the YAML keys it accepts, the environment variables of its short form,
+ *    and the checks that turn keys into settings. It imports no I/O module (undici, nodemailer,
+ *    node:net/tls/dgram): config/ reads this catalogue for every command, and must not load a sink
+ *    to do so (test/unit/sinks-catalogue.test.ts checks it).
  * 2. `src/alerts/sinks/<type>/sink.ts`: the sink, and `fromConfig`, the {@link SinkFactory} that
  *    builds it from the settings.
  * 3. A line in {@link SINK_REGISTRY}: `<type>: sinkEntry(<type>Settings, () => import('./<type>/sink.js'))`.
  *
  * The common keys (`type`, `name`, `min_severity`, `rules`, `tenants`), the `*_file` variants of
- * secrets, the short forms and the error messages come with it (sink-settings.ts). The factory is
+ * secrets, the short form and the error messages come with it (sink-settings.ts). The factory is
  * loaded only where sinks are built (create-sinks.ts), so reading settings loads no sink code.
  */
 import type { Dispatcher } from 'undici';
