@@ -564,7 +564,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 2: a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
     patches: [
       {
-        file: 'src/alerts/sinks/http.ts',
+        file: 'src/alerts/sinks/http-post.ts',
         find: 'const clean = size >= BODY_BYTES ? redactCut(text) : redact(text);',
         replace: 'const clean = size >= BODY_BYTES ? redact(text.slice(0, BODY_BYTES)) : redact(text);',
       },
@@ -614,7 +614,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'issue 20 item 8: a line feed from the source goes raw into syslog structured data',
     patches: [
       {
-        file: 'src/alerts/sinks/syslog.ts',
+        file: 'src/alerts/sinks/syslog/sink.ts',
         find: '.replace(SYSLOG_UNSAFE, unicodeEscape);\n}\n\n/**\n * The MSG part',
         replace: ';\n}\n\n/**\n * The MSG part',
       },
@@ -627,14 +627,14 @@ export const MUTATIONS: readonly Mutation[] = [
       'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
     patches: [
       {
-        file: 'src/config/settings.ts',
+        file: 'src/config/config-file.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         find: '${describeYamlError(err, text)}',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the patch is source text holding a template
         replace: '${(err as Error).message}',
       },
       {
-        file: 'src/config/settings.ts',
+        file: 'src/config/config-file.ts',
         find: 'parseYaml(text, { prettyErrors: false })',
         replace: 'parseYaml(text)',
       },

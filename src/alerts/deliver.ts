@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { AlertMessage, DeliveryStore, DueDelivery, Sink } from '../core/alert.js';
 import { type GovtrailError, toGovtrailError } from '../core/errors.js';
 import { type Logger, scrubSecrets } from '../runtime/logger.js';
-import { isPermanentFailure, retryAfterOf, retryableFailure } from './sinks/failure.js';
+import { isPermanentFailure, retryAfterOf, retryableFailure } from './sinks/delivery-failure.js';
 
 /** First retry delay; doubles with each failed attempt. */
 export const RETRY_BASE_MS = 30_000;

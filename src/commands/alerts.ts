@@ -177,7 +177,7 @@ export interface TestResult {
 /** Sends `alert` through each sink, one after the other, and reports each outcome. */
 export async function sendTestAlert(sinks: readonly Sink[], alert: AlertMessage): Promise<TestResult[]> {
   const { deliveryIdFor } = await import('../alerts/deliver.js');
-  const { isPermanentFailure } = await import('../alerts/sinks/failure.js');
+  const { isPermanentFailure } = await import('../alerts/sinks/delivery-failure.js');
   const { scrubSecrets } = await import('../runtime/logger.js');
   const results: TestResult[] = [];
   for (const sink of sinks) {

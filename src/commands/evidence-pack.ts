@@ -132,7 +132,7 @@ async function packInterval(
   config: Config,
 ): Promise<{ ms: number; source: string }> {
   if (text !== undefined) {
-    const { parseDurationSetting } = await import('../config/settings.js');
+    const { parseDurationSetting } = await import('../core/setting-values.js');
     const ms = parseDurationSetting(text);
     if (ms === undefined || ms <= 0) {
       throw new GovtrailError(

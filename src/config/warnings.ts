@@ -5,17 +5,12 @@
  *
  * The known names are not a second list to keep in step: they are the variables loadConfig looks
  * up, recorded while it loads a configuration with nothing set and one with an environment
- * tenant (whose keys it reads only then). A setting added to config.ts is known here at once.
+ * tenant (whose keys it reads only then). A setting added to config/ is known here at once.
  */
 import path from 'node:path';
-import {
-  configFileKeys,
-  type Env,
-  fileKeyVariable,
-  type LoadConfigOptions,
-  loadConfig,
-  readDotEnv,
-} from './settings.js';
+import { configFileKeys, fileKeyVariable } from './config-file.js';
+import { readDotEnv } from './env.js';
+import { type Env, type LoadConfigOptions, loadConfig } from './settings.js';
 
 /** The variables loadConfig reads, whatever their values. */
 export function knownVariables(): ReadonlySet<string> {

@@ -96,7 +96,7 @@ export interface BatchItem {
 }
 
 /**
- * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/index.ts).
+ * Where alerts go. A sink type is a factory `(settings, deps) => Sink` (src/alerts/sinks/registry.ts).
  * `deliver` resolves when the receiver accepted the alert, which for most destinations means
  * queued, not seen: the same (alert, sink) may be delivered again, so every delivery carries
  * `delivery.deliveryId` and the alert's `dedupeKey` for the receiver to drop repeats.
@@ -106,7 +106,7 @@ export interface Sink {
   readonly name: string;
   /**
    * Delivers one alert.
-   * @throws DeliveryError (sinks/failure.ts): `retryable` true sends the row back to the outbox for a
+   * @throws DeliveryError (alerts/sinks/delivery-failure.ts): `retryable` true sends the row back to the outbox for a
    *   retry with backoff (after `retryAfterMs` when the receiver asked for it); false marks it
    *   `failed` at once with the message as the reason. Any other error is retried.
    */

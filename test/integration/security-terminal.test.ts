@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { syslogMessage } from '../../src/alerts/sinks/syslog.js';
+import { syslogMessage } from '../../src/alerts/sinks/syslog/sink.js';
 import { runCli } from '../../src/cli.js';
 import { terminalJson, terminalLine } from '../../src/runtime/terminal.js';
 import { sampleAlert } from '../helpers/alert-message.js';

@@ -10,7 +10,7 @@ import {
   nextRetry,
   RETRY_MAX_DELAY_MS,
 } from '../../src/alerts/deliver.js';
-import { retryableFailure } from '../../src/alerts/sinks/failure.js';
+import { retryableFailure } from '../../src/alerts/sinks/delivery-failure.js';
 import type { AlertMessage, BatchItem, DeliveryAttempt, Sink } from '../../src/core/alert.js';
 import { GovtrailError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/runtime/logger.js';

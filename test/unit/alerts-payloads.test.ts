@@ -3,7 +3,6 @@
  * cut long values instead of failing the delivery.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonBytes } from '../../src/alerts/sinks/budget.js';
 import {
   escapeCardMarkdown,
   PAGERDUTY_SEVERITY,
@@ -12,7 +11,8 @@ import {
   TEAMS_CARD_VERSION,
   teamsMessage,
 } from '../../src/alerts/sinks/index.js';
-import { TEAMS_BUDGET_BYTES } from '../../src/alerts/sinks/teams.js';
+import { jsonBytes } from '../../src/alerts/sinks/payload-budget.js';
+import { TEAMS_BUDGET_BYTES } from '../../src/alerts/sinks/teams/sink.js';
 import type { AlertChange, AlertMessage } from '../../src/core/alert.js';
 
 const KEY = 'R0UT1NGKEY0123456789abcdefABCDEF';

@@ -12,7 +12,7 @@ import {
   structuredData,
   syslogMessage,
 } from '../../src/alerts/sinks/index.js';
-import { headerField } from '../../src/alerts/sinks/syslog.js';
+import { headerField } from '../../src/alerts/sinks/syslog/sink.js';
 import { loadConfig } from '../../src/config/settings.js';
 import type { AlertMessage, Severity } from '../../src/core/alert.js';
 import { ConfigError } from '../../src/core/errors.js';

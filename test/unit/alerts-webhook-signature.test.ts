@@ -6,7 +6,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signBody, standardWebhookHeaders, standardWebhookKey } from '../../src/alerts/sinks/webhook.js';
+import { signBody, standardWebhookHeaders, standardWebhookKey } from '../../src/alerts/sinks/webhook/sink.js';
 
 const BODY = Buffer.from('{"type":"govtrail.alert","alert":{"id":"42","title":"ä ✓"}}', 'utf8');
 const ID = '3f1c0a9d7b3e4f21aa5500c0ffee0001';

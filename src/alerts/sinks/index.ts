@@ -1,23 +1,15 @@
 /**
- * The configured sinks, built from Config.sinks. Each sink type has one factory here; adding a
- * type means a module beside this one, its settings in src/config/settings.ts (SinkSettingsByType and
- * SINK_SPECS), and one line in {@link SINK_FACTORIES}.
+ * Public surface of the sinks: each type's sink and payload builders, {@link createSinks}, and the
+ * catalogue of types (registry.ts: adding a type is one folder and one line there).
  */
-import type { Dispatcher } from 'undici';
-import type { SinkConfig, SinkConfigOf, SinkType } from '../../config/settings.js';
-import type { Sink } from '../../core/alert.js';
-import { GovtrailError } from '../../core/errors.js';
-import type { Logger } from '../../runtime/logger.js';
-import { createEmailSink } from './email.js';
-import { createLogSink } from './log.js';
-import { createNotifySink } from './notify.js';
-import { createPagerDutySink } from './pagerduty.js';
-import { createSlackSink } from './slack.js';
-import { createSplunkHecSink } from './splunk.js';
-import { createSyslogSink } from './syslog.js';
-import { createTeamsSink } from './teams.js';
-import { createWebhookSink } from './webhook.js';
 
+export { createSinks } from './create-sinks.js';
+export {
+  DeliveryError,
+  isPermanentFailure,
+  permanentFailure,
+  retryableFailure,
+} from './delivery-failure.js';
 export {
   type AlertMail,
   alertMail,
@@ -27,33 +19,36 @@ export {
   type EmailSinkOptions,
   escapeHtml,
   isPermanentSmtpError,
-} from './email.js';
-export {
-  DeliveryError,
-  isPermanentFailure,
-  permanentFailure,
-  retryableFailure,
-} from './failure.js';
-export { isRetryableStatus, type PostResult, postJson } from './http.js';
-export { createLogSink } from './log.js';
-export { ALERT_CHANNEL, createNotifySink } from './notify.js';
-export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf.js';
+} from './email/sink.js';
+export { isRetryableStatus, type PostResult, postJson } from './http-post.js';
+export { createLogSink } from './log/sink.js';
+export { ALERT_CHANNEL, createNotifySink } from './notify/sink.js';
+export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf-event.js';
+export { PAGERDUTY_EVENTS_URL } from './pagerduty/settings.js';
 export {
   createPagerDutySink,
-  PAGERDUTY_EVENTS_URL,
   PAGERDUTY_SEVERITY,
   type PagerDutyEvent,
   type PagerDutySinkOptions,
   pagerDutyDedupKey,
   pagerDutyEvent,
-} from './pagerduty.js';
+} from './pagerduty/sink.js';
+export {
+  SINK_REGISTRY,
+  SINK_TYPES,
+  type SinkConfig,
+  type SinkConfigOf,
+  type SinkDeps,
+  type SinkFactory,
+  type SinkType,
+} from './registry.js';
 export {
   createSlackSink,
   escapeMrkdwn,
   SEVERITY_COLOURS,
   type SlackSinkOptions,
   slackPayload,
-} from './slack.js';
+} from './slack/sink.js';
 export {
   createSplunkHecSink,
   isRetryableHecAnswer,
@@ -61,7 +56,8 @@ export {
   type SplunkHecEvent,
   type SplunkHecSinkOptions,
   splunkHecEvent,
-} from './splunk.js';
+} from './splunk-hec/sink.js';
+export { SYSLOG_DEFAULT_FACILITY, SYSLOG_FACILITIES } from './syslog/settings.js';
 export {
   createSyslogSink,
   escapeSdValue,
@@ -72,121 +68,18 @@ export {
   type SyslogSinkOptions,
   structuredData,
   syslogMessage,
-} from './syslog.js';
+} from './syslog/sink.js';
 export {
   createTeamsSink,
   escapeCardMarkdown,
   TEAMS_CARD_VERSION,
   type TeamsSinkOptions,
   teamsMessage,
-} from './teams.js';
+} from './teams/sink.js';
 export {
   createWebhookSink,
   signBody,
   type WebhookPayload,
   type WebhookSinkOptions,
   webhookPayload,
-} from './webhook.js';
-
-/** What the factories may need besides a sink's own settings. */
-export interface SinkDeps {
-  /** The log sink writes here. */
-  readonly logger: Logger;
-  /** Runs `SELECT pg_notify(channel, payload)`; the database layer supplies it. */
-  readonly notify?: ((channel: string, payload: string) => Promise<void>) | undefined;
-  /** Runbook link template of Config.runbookUrl. */
-  readonly runbookUrl?: string | undefined;
-  /** undici dispatcher of the HTTP sinks (tests, proxies); the global one otherwise. */
-  readonly dispatcher?: Dispatcher | undefined;
-}
-
-type SinkFactory<T extends SinkType> = (config: SinkConfigOf<T>, deps: SinkDeps) => Sink;
-
-/** One factory per sink type. */
-export const SINK_FACTORIES: { readonly [T in SinkType]: SinkFactory<T> } = {
-  log: (c, d) => createLogSink(d.logger, c.name),
-  notify: (c, d) => {
-    if (d.notify === undefined) {
-      throw new GovtrailError('INTERNAL', `sink "${c.name}": NOTIFY needs the database, and none was given`);
-    }
-    return createNotifySink(d.notify, c.name);
-  },
-  webhook: (c, d) =>
-    createWebhookSink({
-      name: c.name,
-      url: c.url,
-      secret: c.secret,
-      format: c.format,
-      timeoutMs: c.timeoutMs,
-      dispatcher: d.dispatcher,
-    }),
-  slack: (c, d) =>
-    createSlackSink({ name: c.name, url: c.url, timeoutMs: c.timeoutMs, dispatcher: d.dispatcher }),
-  pagerduty: (c, d) =>
-    createPagerDutySink({
-      name: c.name,
-      routingKey: c.routingKey,
-      url: c.url,
-      runbookUrl: d.runbookUrl,
-      timeoutMs: c.timeoutMs,
-      dispatcher: d.dispatcher,
-    }),
-  teams: (c, d) =>
-    createTeamsSink({
-      name: c.name,
-      url: c.url,
-      runbookUrl: d.runbookUrl,
-      timeoutMs: c.timeoutMs,
-      dispatcher: d.dispatcher,
-    }),
-  splunk_hec: (c, d) =>
-    createSplunkHecSink({
-      name: c.name,
-      url: c.url,
-      token: c.token,
-      host: c.host,
-      source: c.source,
-      sourcetype: c.sourcetype,
-      index: c.index,
-      timeoutMs: c.timeoutMs,
-      dispatcher: d.dispatcher,
-    }),
-  syslog: (c) =>
-    createSyslogSink({
-      name: c.name,
-      protocol: c.protocol,
-      host: c.host,
-      port: c.port,
-      facility: c.facility,
-      hostname: c.hostname,
-      ca: c.ca,
-      cert: c.cert,
-      key: c.key,
-      rejectUnauthorized: c.rejectUnauthorized,
-      timeoutMs: c.timeoutMs,
-    }),
-  email: (c, d) =>
-    createEmailSink({
-      name: c.name,
-      host: c.host,
-      port: c.port,
-      security: c.security,
-      user: c.user,
-      password: c.password,
-      from: c.from,
-      to: c.to,
-      ca: c.ca,
-      rejectUnauthorized: c.rejectUnauthorized,
-      runbookUrl: d.runbookUrl,
-      timeoutMs: c.timeoutMs,
-      mode: c.mode,
-    }),
-};
-
-/** Builds every configured sink, in configuration order. */
-export function createSinks(configs: readonly SinkConfig[], deps: SinkDeps): Sink[] {
-  // TypeScript cannot tie c.type to c's settings through the map; SINK_FACTORIES' type does.
-  return configs.map((c) =>
-    (SINK_FACTORIES[c.type] as (config: SinkConfig, deps: SinkDeps) => Sink)(c, deps),
-  );
-}
+} from './webhook/sink.js';

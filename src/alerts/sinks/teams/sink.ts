@@ -9,10 +9,12 @@
  * facts: docs/design/alert-destinations.md, "Microsoft Teams (Workflows webhook)".
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
-import { clipList, clipText, type Detail, fitToBudget } from './budget.js';
-import { postJson } from './http.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
+import { clipList, clipText, type Detail, fitToBudget } from '../payload-budget.js';
+import type { SinkFactory } from '../registry.js';
+import type { TeamsSettings } from './settings.js';
 
 /** Budget of one message body, in bytes of UTF-8. */
 export const TEAMS_BUDGET_BYTES = 20 * 1024;
@@ -175,3 +177,13 @@ export function createTeamsSink(o: TeamsSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<TeamsSettings> = (c, d) =>
+  createTeamsSink({
+    name: c.name,
+    url: c.url,
+    runbookUrl: d.runbookUrl,
+    timeoutMs: c.timeoutMs,
+    dispatcher: d.dispatcher,
+  });

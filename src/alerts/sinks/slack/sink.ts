@@ -3,9 +3,11 @@
  * in an attachment coloured by severity, with a plain `text` fallback for notifications.
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { formatValue, shortEnum, truncate } from '../../core/format.js';
-import { postJson } from './http.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { formatValue, shortEnum, truncate } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
+import type { SinkFactory } from '../registry.js';
+import type { SlackSettings } from './settings.js';
 
 export interface SlackSinkOptions {
   /** Sink name in alert_delivery and messages; `slack` by default. */
@@ -130,3 +132,7 @@ export function createSlackSink(o: SlackSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<SlackSettings> = (c, d) =>
+  createSlackSink({ name: c.name, url: c.url, timeoutMs: c.timeoutMs, dispatcher: d.dispatcher });

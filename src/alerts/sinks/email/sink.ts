@@ -19,11 +19,19 @@
  */
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import { type AlertMessage, type BatchItem, SEVERITIES, type Severity, type Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum } from '../../core/format.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
-import { clipAlert } from './ocsf.js';
+import {
+  type AlertMessage,
+  type BatchItem,
+  SEVERITIES,
+  type Severity,
+  type Sink,
+} from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { clipAlert } from '../ocsf-event.js';
+import type { SinkFactory } from '../registry.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from '../settings-reader.js';
+import type { EmailSettings } from './settings.js';
 
 export interface EmailSinkOptions {
   /** Sink name in alert_delivery and messages; `email` by default. */
@@ -326,3 +334,21 @@ export function createEmailSink(o: EmailSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<EmailSettings> = (c, d) =>
+  createEmailSink({
+    name: c.name,
+    host: c.host,
+    port: c.port,
+    security: c.security,
+    user: c.user,
+    password: c.password,
+    from: c.from,
+    to: c.to,
+    ca: c.ca,
+    rejectUnauthorized: c.rejectUnauthorized,
+    runbookUrl: d.runbookUrl,
+    timeoutMs: c.timeoutMs,
+    mode: c.mode,
+  });

@@ -20,11 +20,13 @@
  * long values in the event are shortened instead.
  */
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Sink } from '../../core/alert.js';
-import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { isRetryableStatus, postJson } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertMessage, Sink } from '../../../core/alert.js';
+import type { OcsfDetectionFinding } from '../../../core/ocsf/types.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { isRetryableStatus, postJson } from '../http-post.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
+import type { SinkFactory } from '../registry.js';
+import type { SplunkHecSettings } from './settings.js';
 
 /** Bytes of one HEC envelope: under Splunk's default per-event TRUNCATE of 10,000 bytes. */
 export const SPLUNK_BUDGET_BYTES = 9_500;
@@ -139,3 +141,17 @@ export function createSplunkHecSink(o: SplunkHecSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<SplunkHecSettings> = (c, d) =>
+  createSplunkHecSink({
+    name: c.name,
+    url: c.url,
+    token: c.token,
+    host: c.host,
+    source: c.source,
+    sourcetype: c.sourcetype,
+    index: c.index,
+    timeoutMs: c.timeoutMs,
+    dispatcher: d.dispatcher,
+  });

@@ -2,8 +2,11 @@
  * PostgreSQL `NOTIFY govtrail_alerts, '<alert id>'`. The payload is only the id: listeners read
  * the alert from the `alert` table, and NOTIFY payloads must stay under 8000 bytes.
  */
-import type { Sink } from '../../core/alert.js';
-import { permanentFailure, retryableFailure } from './failure.js';
+import type { Sink } from '../../../core/alert.js';
+import { GovtrailError } from '../../../core/errors.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import type { SinkFactory } from '../registry.js';
+import type { NotifySettings } from './settings.js';
 
 /** The channel listeners `LISTEN` on. */
 export const ALERT_CHANNEL = 'govtrail_alerts';
@@ -34,3 +37,11 @@ export function createNotifySink(
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<NotifySettings> = (c, d) => {
+  if (d.notify === undefined) {
+    throw new GovtrailError('INTERNAL', `sink "${c.name}": NOTIFY needs the database, and none was given`);
+  }
+  return createNotifySink(d.notify, c.name);
+};

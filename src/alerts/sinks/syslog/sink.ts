@@ -30,10 +30,12 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import net from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import tls from 'node:tls';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-import { DEFAULT_SINK_TIMEOUT_MS } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { permanentFailure, retryableFailure } from '../delivery-failure.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
+import type { SinkFactory } from '../registry.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from '../settings-reader.js';
+import type { SyslogSettings } from './settings.js';
 
 /** The private SD-ID of govtrail's structured data (32473: RFC 5612's documentation PEN). */
 export const SYSLOG_SD_ID = 'govtrail@32473';
@@ -194,6 +196,85 @@ function describe(err: unknown): string {
   return `${typeof code === 'string' && !err.message.includes(code) ? `${code}: ` : ''}${err.message}`;
 }
 
+/** A failed connect or write: permanent for a TLS certificate not trusted, retryable otherwise. */
+function syslogFailure(name: string, where: string, what: string, err: unknown) {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && CERT_ERRORS.has(code)) {
+    return permanentFailure(name, `${where}: TLS certificate not trusted: ${describe(err)}`, {
+      cause: err,
+    });
+  }
+  return retryableFailure(name, `${where}: ${what}: ${describe(err)}`, { cause: err });
+}
+
+/**
+ * Opens a TCP or TLS connection within `timeoutMs`. Once open, any error or close of the socket
+ * calls `onDrop` (the next delivery then opens a new one).
+ */
+function openStream(
+  o: SyslogSinkOptions,
+  timeoutMs: number,
+  onDrop: (socket: net.Socket) => void,
+): Promise<net.Socket> {
+  return new Promise<net.Socket>((resolve, reject) => {
+    const socket =
+      o.protocol === 'tls'
+        ? tls.connect({
+            host: o.host,
+            port: o.port,
+            ...(net.isIP(o.host) === 0 ? { servername: o.host } : {}),
+            ...(o.ca === undefined ? {} : { ca: o.ca }),
+            ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }),
+            rejectUnauthorized: o.rejectUnauthorized ?? true,
+          })
+        : net.connect({ host: o.host, port: o.port });
+    const timer = setTimeout(() => {
+      socket.destroy(new Error(`connect timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onError = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    socket.once('error', onError);
+    socket.once(o.protocol === 'tls' ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      socket.setKeepAlive(true);
+      // Any later error or close drops the connection; the next delivery opens a new one.
+      const drop = () => onDrop(socket);
+      socket.on('error', drop);
+      socket.on('close', drop);
+      // The receiver sends nothing; reading notices its FIN (the socket then ends and closes).
+      socket.on('data', () => {});
+      resolve(socket);
+    });
+  });
+}
+
+/** Writes one frame within `timeoutMs`; on a timeout the socket is destroyed. */
+function writeFrame(socket: net.Socket, frame: Buffer, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`write timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.write(frame, (err) => {
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve();
+    });
+  });
+}
+
+/** Ends a TCP or TLS connection, destroying it if the receiver has not closed within a second. */
+function endStream(socket: net.Socket): Promise<void> {
+  return new Promise<void>((resolve) => {
+    socket.once('close', () => resolve());
+    socket.end();
+    setTimeout(() => socket.destroy(), 1000).unref();
+  });
+}
+
 /** Creates the syslog sink. */
 export function createSyslogSink(o: SyslogSinkOptions): Sink {
   const name = o.name ?? 'syslog';
@@ -203,58 +284,15 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
   let connecting: Promise<net.Socket> | undefined;
   let udp: UdpSocket | undefined;
   let closed = false;
+  const fail = (what: string, err: unknown) => syslogFailure(name, where, what, err);
 
-  const fail = (what: string, err: unknown) => {
-    const code = (err as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && CERT_ERRORS.has(code)) {
-      return permanentFailure(name, `${where}: TLS certificate not trusted: ${describe(err)}`, {
-        cause: err,
-      });
-    }
-    return retryableFailure(name, `${where}: ${what}: ${describe(err)}`, { cause: err });
-  };
-
-  const connect = (): Promise<net.Socket> =>
-    new Promise<net.Socket>((resolve, reject) => {
-      const socket =
-        o.protocol === 'tls'
-          ? tls.connect({
-              host: o.host,
-              port: o.port,
-              ...(net.isIP(o.host) === 0 ? { servername: o.host } : {}),
-              ...(o.ca === undefined ? {} : { ca: o.ca }),
-              ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }),
-              rejectUnauthorized: o.rejectUnauthorized ?? true,
-            })
-          : net.connect({ host: o.host, port: o.port });
-      const timer = setTimeout(() => {
-        socket.destroy(new Error(`connect timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onError = (err: Error) => {
-        clearTimeout(timer);
-        reject(err);
-      };
-      socket.once('error', onError);
-      socket.once(o.protocol === 'tls' ? 'secureConnect' : 'connect', () => {
-        clearTimeout(timer);
-        socket.off('error', onError);
-        socket.setKeepAlive(true);
-        // Any later error or close drops the connection; the next delivery opens a new one.
-        const drop = () => {
-          if (stream === socket) stream = undefined;
-        };
-        socket.on('error', drop);
-        socket.on('close', drop);
-        // The receiver sends nothing; reading notices its FIN (the socket then ends and closes).
-        socket.on('data', () => {});
-        resolve(socket);
-      });
-    });
-
+  /** The open connection, or a new one (one connect at a time). */
   const connection = async (): Promise<net.Socket> => {
     if (stream !== undefined && !stream.destroyed && stream.writable) return stream;
     if (connecting === undefined) {
-      connecting = connect().finally(() => {
+      connecting = openStream(o, timeoutMs, (socket) => {
+        if (stream === socket) stream = undefined;
+      }).finally(() => {
         connecting = undefined;
       });
     }
@@ -265,19 +303,6 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
     }
     return stream;
   };
-
-  const write = (socket: net.Socket, frame: Buffer): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`write timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      socket.write(frame, (err) => {
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve();
-      });
-    });
 
   const sendUdp = (message: Buffer): Promise<void> =>
     new Promise<void>((resolve, reject) => {
@@ -307,7 +332,7 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
       }
       const socket = await connection();
       try {
-        await write(socket, octetCountingFrame(message));
+        await writeFrame(socket, octetCountingFrame(message), timeoutMs);
       } catch (err) {
         if (stream === socket) stream = undefined;
         socket.destroy();
@@ -318,13 +343,7 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
       closed = true;
       const socket = stream ?? (await connecting?.catch(() => undefined));
       stream = undefined;
-      if (socket !== undefined && !socket.destroyed) {
-        await new Promise<void>((resolve) => {
-          socket.once('close', () => resolve());
-          socket.end();
-          setTimeout(() => socket.destroy(), 1000).unref();
-        });
-      }
+      if (socket !== undefined && !socket.destroyed) await endStream(socket);
       if (udp !== undefined) {
         const u = udp;
         udp = undefined;
@@ -333,3 +352,19 @@ export function createSyslogSink(o: SyslogSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<SyslogSettings> = (c) =>
+  createSyslogSink({
+    name: c.name,
+    protocol: c.protocol,
+    host: c.host,
+    port: c.port,
+    facility: c.facility,
+    hostname: c.hostname,
+    ca: c.ca,
+    cert: c.cert,
+    key: c.key,
+    rejectUnauthorized: c.rejectUnauthorized,
+    timeoutMs: c.timeoutMs,
+  });

@@ -32,9 +32,11 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertContext, AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { postJson } from './http.js';
-import { ocsfAlertEvent } from './ocsf.js';
+import type { AlertContext, AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { postJson } from '../http-post.js';
+import { ocsfAlertEvent } from '../ocsf-event.js';
+import type { SinkFactory } from '../registry.js';
+import type { WebhookSettings } from './settings.js';
 
 /** Budget of an OCSF body (`format: ocsf`): long values are cut past 1 MiB. */
 export const WEBHOOK_OCSF_BUDGET_BYTES = 1024 * 1024;
@@ -159,3 +161,14 @@ export function createWebhookSink(o: WebhookSinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<WebhookSettings> = (c, d) =>
+  createWebhookSink({
+    name: c.name,
+    url: c.url,
+    secret: c.secret,
+    format: c.format,
+    timeoutMs: c.timeoutMs,
+    dispatcher: d.dispatcher,
+  });

@@ -10,13 +10,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertMessage, Severity, Sink } from '../../core/alert.js';
-import { alertLinks, formatValue, shortEnum, truncate } from '../../core/format.js';
-import { clipList, clipText, clipValue, fitToBudget } from './budget.js';
-import { postJson } from './http.js';
-
-/** Where events go by default (US service region). */
-export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
+import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { alertLinks, formatValue, shortEnum, truncate } from '../../../core/format.js';
+import { postJson } from '../http-post.js';
+import { clipList, clipText, clipValue, fitToBudget } from '../payload-budget.js';
+import type { SinkFactory } from '../registry.js';
+import { PAGERDUTY_EVENTS_URL, type PagerDutySettings } from './settings.js';
 
 export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
 
@@ -154,3 +153,14 @@ export function createPagerDutySink(o: PagerDutySinkOptions): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<PagerDutySettings> = (c, d) =>
+  createPagerDutySink({
+    name: c.name,
+    routingKey: c.routingKey,
+    url: c.url,
+    runbookUrl: d.runbookUrl,
+    timeoutMs: c.timeoutMs,
+    dispatcher: d.dispatcher,
+  });

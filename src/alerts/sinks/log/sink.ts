@@ -1,7 +1,9 @@
 /** The log sink: always configured, so an alert is never only in the database. */
 
-import type { Sink } from '../../core/alert.js';
-import type { Logger } from '../../runtime/logger.js';
+import type { Sink } from '../../../core/alert.js';
+import type { Logger } from '../../../runtime/logger.js';
+import type { SinkFactory } from '../registry.js';
+import type { LogSettings } from './settings.js';
 
 /**
  * Creates the log sink (name `log` by default): one structured line per alert, at `warn` for high
@@ -33,3 +35,6 @@ export function createLogSink(logger: Logger, name = 'log'): Sink {
     },
   };
 }
+
+/** Builds the sink from its configured settings (the registry's factory of this type). */
+export const fromConfig: SinkFactory<LogSettings> = (c, d) => createLogSink(d.logger, c.name);

@@ -16,7 +16,7 @@ import {
   type Detail,
   fitToBudget,
   jsonBytes,
-} from './budget.js';
+} from './payload-budget.js';
 
 let cachedVersion: string | undefined;
 

@@ -6,10 +6,8 @@ import { type Dispatcher, request } from 'undici';
 import { parseRetryAfter } from '../../core/backoff.js';
 import { isAbortError, RETRYABLE_STATUSES } from '../../core/errors.js';
 import { redact, redactCut } from '../../core/redact.js';
-import { permanentFailure, retryableFailure } from './failure.js';
-
-/** Default time allowed for one delivery, connection to last body byte. */
-export const DEFAULT_SINK_TIMEOUT_MS = 10_000;
+import { permanentFailure, retryableFailure } from './delivery-failure.js';
+import { DEFAULT_SINK_TIMEOUT_MS } from './settings-reader.js';
 
 /** How much of a response body is kept: enough for PagerDuty's list of errors. */
 const BODY_BYTES = 1000;
