@@ -15,7 +15,7 @@ import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { GovtrailError } from '../../core/errors.js';
 import type { Session } from '../../store/database.js';
-import { readChainHead } from '../../store/read/chain-head.js';
+import { type ChainHead, readChainHead } from '../../store/read/chain-head.js';
 import { keyThumbprint, signDetached } from '../pack/signing.js';
 
 /** Version tag of the statement format. */
@@ -24,19 +24,9 @@ export const ANCHOR_TYPE = 'govtrail-chain-anchor/1';
 export const ANCHOR_SUFFIX = '.anchor.json';
 
 /** What an anchor states about one tenant's chain. */
-export interface AnchorStatement {
+export interface AnchorStatement extends ChainHead {
   readonly type: typeof ANCHOR_TYPE;
   readonly tenant: string;
-  /** history_entry rows of the tenant (the chain's length). */
-  readonly entries: number;
-  /** The newest row in storage order (the chain's head); null for an empty chain. */
-  readonly head: {
-    readonly seq: number;
-    readonly entry_id: string;
-    readonly created_at_text: string | null;
-    /** row_hash of the head, hex. */
-    readonly row_hash: string;
-  } | null;
   /** When the anchor was made (ISO 8601, UTC). */
   readonly anchored_at: string;
   /** sha256 (hex) of the tenant's previous anchor statement file; null for the first. */
