@@ -78,6 +78,10 @@ interface SlotFigures {
   readonly skipped: number;
   readonly peakConnections: number;
   readonly succeeded: number;
+  /** From the slot to the first run's start (the fetch latency of the first job). */
+  readonly firstStartMs: number;
+  /** A run's mean time in the ledger (start to finish), in ms. */
+  readonly meanRunMs: number;
   /** CPU seconds (user + system) spent from the slot to its end, by who spent them. */
   readonly cpu: CpuFigures;
 }
@@ -157,17 +161,29 @@ async function slotFigures(
   client: pg.Client,
   slot: Date,
 ): Promise<Omit<SlotFigures, 'replicas' | 'peakConnections' | 'cpu'>> {
-  const { rows } = await client.query<{ last: Date | null; dup: number; skipped: number; ok: number }>(
+  const { rows } = await client.query<{
+    last: Date | null;
+    first: Date | null;
+    runMs: number | null;
+    dup: number;
+    skipped: number;
+    ok: number;
+  }>(
     `select (select max(finished_at) from govtrail.sync_run where slot = $1 and status = 'succeeded') as last,
+            (select min(started_at) from govtrail.sync_run where slot = $1) as first,
+            (select avg(extract(epoch from finished_at - started_at) * 1000)::float8 from govtrail.sync_run
+              where slot = $1 and status = 'succeeded') as "runMs",
             (select count(*)::int from (select tenant_id from govtrail.sync_run where slot = $1 and status = 'succeeded'
                                          group by tenant_id having count(*) > 1) d) as dup,
             (select count(*)::int from govtrail.sync_run where status = 'skipped' and started_at >= $1) as skipped,
             (select count(distinct tenant_id)::int from govtrail.sync_run where slot = $1 and status = 'succeeded') as ok`,
     [slot.toISOString()],
   );
-  const r = rows[0] as { last: Date | null; dup: number; skipped: number; ok: number };
+  const r = rows[0] as (typeof rows)[number];
   return {
     slotMs: r.last === null ? Number.NaN : new Date(r.last).getTime() - slot.getTime(),
+    firstStartMs: r.first === null ? Number.NaN : new Date(r.first).getTime() - slot.getTime(),
+    meanRunMs: r.runMs === null ? Number.NaN : Math.round(r.runMs * 10) / 10,
     duplicates: r.dup,
     skipped: r.skipped,
     succeeded: r.ok,
@@ -196,6 +212,10 @@ async function main(): Promise<void> {
     GOVTRAIL_HTTP_PORT: '0',
     GOVTRAIL_JOB_HEARTBEAT: HEARTBEAT,
     LOG_LEVEL: 'warn',
+    // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the replicas.
+    ...(process.env['BENCH_REPLICA_NODE_OPTIONS'] !== undefined
+      ? { NODE_OPTIONS: process.env['BENCH_REPLICA_NODE_OPTIONS'] }
+      : {}),
   });
   /** Starts `replicas` workers, lets them all plan one slot `leadMs` from now, waits for it. */
   const runSlot = async (
@@ -292,7 +312,8 @@ async function main(): Promise<void> {
       console.log(
         `no-op slot, ${replicas} replica(s): ${(r.slotMs / 1000).toFixed(1)} s, ${r.succeeded}/${TENANTS} tenants, ` +
           `${r.duplicates} duplicates, ${r.skipped} skipped, ${r.peakConnections} connections at peak; ` +
-          `CPU s: replicas ${r.cpu.replicas}, PostgreSQL ${r.cpu.postgres}, sandbox ${r.cpu.sandbox}`,
+          `CPU s: replicas ${r.cpu.replicas}, PostgreSQL ${r.cpu.postgres}, sandbox ${r.cpu.sandbox}; ` +
+          `first run started ${r.firstStartMs} ms after the slot, a run took ${r.meanRunMs} ms on average`,
       );
     }
     results['noopSlot'] = noop;

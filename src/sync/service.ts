@@ -83,9 +83,14 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
     });
-    // An attempt to be retried inside its slot left no ledger row: only the last one counts.
-    const recorded = options.engineAttempt?.retriesLeft !== true;
-    if (kind === 'sync' && summary.status === 'failed' && recorded && alerting !== undefined) {
+    // An attempt to be retried inside its slot left no ledger row: only the last one counts. (Asked
+    // of a failed run only: the engine decides it when first asked.)
+    if (
+      kind === 'sync' &&
+      summary.status === 'failed' &&
+      alerting !== undefined &&
+      options.engineAttempt?.retriesLeft !== true
+    ) {
       await raiseSyncFailing(options, alerting, summary).catch((err: unknown) =>
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );

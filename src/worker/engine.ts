@@ -219,6 +219,22 @@ export function createEngine(options: EngineOptions): Worker {
   const scheduleOf = (kind: JobKind): string | undefined =>
     kind === 'sync' ? options.schedule : options.reconcileSchedule;
 
+  // The slot after a job's slot, asked by every job of the slot (twice when it fails): computed once
+  // per slot. cron-parser walks day by day to the next match, which costs milliseconds for a sparse
+  // expression; a slot's jobs all share the answer.
+  const nextSlots = new Map<string, Date | undefined>();
+  const nextSlotOf = (kind: JobKind, slot: string): Date | undefined => {
+    const schedule = scheduleOf(kind);
+    if (schedule === undefined) return undefined;
+    const key = `${kind} ${slot}`;
+    if (nextSlots.has(key)) return nextSlots.get(key);
+    const next = slotAfter(schedule, new Date(slot));
+    // Slots of the past are not asked again for long: a few per kind are plenty.
+    if (nextSlots.size >= 16) nextSlots.clear();
+    nextSlots.set(key, next);
+    return next;
+  };
+
   // The tenants as last asked: a job looks its tenant up here, and asks again when it is missing.
   let roster = new Map<string, TenantConfig>();
   const refreshTenants = async (): Promise<readonly TenantConfig[]> => {
@@ -242,6 +258,10 @@ export function createEngine(options: EngineOptions): Worker {
       inserted += ids?.length ?? 0;
     }
     logger.info({ kind, slot: slot.toISOString(), tenants: jobs.length, inserted }, 'slot planned');
+    // The slot's first jobs are due now: this replica's idle workers fetch at once instead of at
+    // their next poll (up to pollingIntervalSeconds later). Every replica plans the slot at its time,
+    // so every replica's workers wake, whether or not its own inserts won.
+    if (jobs.length > 0) wake(kind);
     return inserted;
   };
 
@@ -285,8 +305,7 @@ export function createEngine(options: EngineOptions): Worker {
   /** Whether a failed attempt can be tried again before the next slot of its kind begins. */
   const retriesLeft = (kind: JobKind, job: JobWithMetadata<SlotJob>): boolean => {
     if (draining || job.retryCount >= tuning.retryLimit) return false;
-    const schedule = scheduleOf(kind);
-    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(job.data.slot));
+    const nextSlot = nextSlotOf(kind, job.data.slot);
     const longestDelayMs = tuning.retryDelaySeconds * 1000 * 2 ** job.retryCount;
     return nextSlot === undefined || now() + longestDelayMs < nextSlot.getTime();
   };
@@ -307,8 +326,7 @@ export function createEngine(options: EngineOptions): Worker {
       wake(kind);
       return { id: job.id, status, output };
     };
-    const schedule = scheduleOf(kind);
-    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(slot));
+    const nextSlot = nextSlotOf(kind, slot);
     if (nextSlot !== undefined && startedAt >= nextSlot.getTime()) {
       // The next slot has its own job for this tenant: running this one too would run it twice.
       logger.info({ kind, tenant: name, slot }, 'job superseded by the next slot; not run');
