@@ -16,6 +16,7 @@ import type { RetryInfo } from '../tenant-api/http.js';
 import { changesStep } from './changes.js';
 import { runReconcile } from './reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from './run.js';
+import type { EngineAttempt } from './steps.js';
 
 export interface SyncTenantOptions {
   readonly database: Database;
@@ -33,7 +34,7 @@ export interface SyncTenantOptions {
   /** See ChangesStepOptions.walkInMemory (a test seam). */
   readonly walkInMemory?: boolean;
   /** See RunOptions.engineAttempt: set by the job engine for a scheduled job's attempt. */
-  readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
+  readonly engineAttempt?: EngineAttempt;
 }
 
 /** One sync of the tenant (sync.md), then AIGOV-017 when it failed once too often. */

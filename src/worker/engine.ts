@@ -104,7 +104,7 @@ export interface JobEvent {
   /** Between the time the job could start and the time it started. */
   readonly waitMs: number;
   readonly runMs: number;
-  readonly outcome: 'completed' | 'retry' | 'dead' | 'superseded' | 'removed' | 'busy';
+  readonly outcome: 'completed' | 'retry' | 'dead' | 'superseded' | 'removed' | 'busy' | 'done';
 }
 
 export interface EngineOptions {
@@ -128,7 +128,12 @@ export interface EngineOptions {
     kind: JobKind,
     tenant: TenantConfig,
     signal: AbortSignal,
-    attempt: { readonly retriesLeft: boolean; readonly slot: Date },
+    attempt: {
+      readonly retriesLeft: boolean;
+      readonly slot: Date;
+      /** Not the job's first attempt: the run first looks for a success in its slot. */
+      readonly retry: boolean;
+    },
   ) => Promise<SyncRunSummary>;
   /** Delivers due alerts; resolves when the next pending one is due (undefined: none). */
   readonly deliverAlerts?: (signal: AbortSignal) => Promise<{ summary: DeliverySummary; nextDue?: Date }>;
@@ -342,6 +347,8 @@ export function createEngine(options: EngineOptions): Worker {
     let decided: boolean | undefined;
     const attempt = {
       slot: new Date(slot),
+      // A job taken over from a dead replica comes back as a retry (its heartbeat failed it).
+      retry: job.retryCount > 0,
       get retriesLeft() {
         decided ??= retriesLeft(kind, job);
         return decided;
@@ -355,6 +362,10 @@ export function createEngine(options: EngineOptions): Worker {
       return attempt.retriesLeft
         ? done('retry', 'failed', { error: String(err) })
         : done('dead', 'deadletter', { error: String(err) });
+    }
+    if (summary.alreadyDone === true) {
+      // An earlier attempt's replica committed the run and died before closing the job.
+      return done('done', 'completed', { alreadyDone: summary.runId });
     }
     options.onRun?.(summary);
     if (summary.status === 'succeeded') {
