@@ -13,7 +13,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -26,6 +26,10 @@ function arg(name: string): string | undefined {
 }
 
 const TENANTS = Number(arg('--tenants') ?? 2_000);
+/** Replica counts of part (2); `--replicas 1,2` for a quicker look. */
+const REPLICAS = (arg('--replicas') ?? '1,2,4').split(',').map(Number);
+/** `--no-kill` leaves part (3) out. */
+const KILL = !process.argv.includes('--no-kill');
 const HEARTBEAT = '10s';
 
 /** A cron expression (with seconds) that fires once: at `at`, to the second, UTC. */
@@ -74,6 +78,55 @@ interface SlotFigures {
   readonly skipped: number;
   readonly peakConnections: number;
   readonly succeeded: number;
+  /** From the slot to the first run's start (the fetch latency of the first job). */
+  readonly firstStartMs: number;
+  /** A run's mean time in the ledger (start to finish), in ms. */
+  readonly meanRunMs: number;
+  /** CPU seconds (user + system) spent from the slot to its end, by who spent them. */
+  readonly cpu: CpuFigures;
+}
+
+interface CpuFigures {
+  readonly replicas: number;
+  readonly postgres: number;
+  readonly sandbox: number;
+}
+
+/** User + system CPU seconds of a process so far (Linux /proc); 0 once it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds so far of each PostgreSQL backend serving `database` (other than the bench's own). */
+async function backendCpu(client: pg.Client, database: string): Promise<Map<number, number>> {
+  const { rows } = await client.query<{ pid: number }>(
+    'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+    [database],
+  );
+  return new Map(rows.map((r) => [r.pid, cpuSeconds(r.pid)]));
+}
+
+/** What the processes spent between two readings; a backend born in between counts from zero. */
+function cpuSpent(
+  before: { replicas: number; backends: Map<number, number>; sandbox: number },
+  after: { replicas: number; backends: Map<number, number>; sandbox: number },
+): CpuFigures {
+  let postgres = 0;
+  for (const [pid, s] of after.backends) postgres += s - (before.backends.get(pid) ?? 0);
+  const round = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    replicas: round(after.replicas - before.replicas),
+    postgres: round(postgres),
+    sandbox: round(after.sandbox - before.sandbox),
+  };
 }
 
 /** Waits until every tenant succeeded in `slot` (or the deadline); samples connections meanwhile. */
@@ -107,22 +160,38 @@ async function watchSlot(
 async function slotFigures(
   client: pg.Client,
   slot: Date,
-): Promise<Omit<SlotFigures, 'replicas' | 'peakConnections'>> {
-  const { rows } = await client.query<{ last: Date | null; dup: number; skipped: number; ok: number }>(
+): Promise<Omit<SlotFigures, 'replicas' | 'peakConnections' | 'cpu'>> {
+  const { rows } = await client.query<{
+    last: Date | null;
+    first: Date | null;
+    runMs: number | null;
+    dup: number;
+    skipped: number;
+    ok: number;
+  }>(
     `select (select max(finished_at) from govtrail.sync_run where slot = $1 and status = 'succeeded') as last,
+            (select min(started_at) from govtrail.sync_run where slot = $1) as first,
+            (select avg(extract(epoch from finished_at - started_at) * 1000)::float8 from govtrail.sync_run
+              where slot = $1 and status = 'succeeded') as "runMs",
             (select count(*)::int from (select tenant_id from govtrail.sync_run where slot = $1 and status = 'succeeded'
                                          group by tenant_id having count(*) > 1) d) as dup,
             (select count(*)::int from govtrail.sync_run where status = 'skipped' and started_at >= $1) as skipped,
             (select count(distinct tenant_id)::int from govtrail.sync_run where slot = $1 and status = 'succeeded') as ok`,
     [slot.toISOString()],
   );
-  const r = rows[0] as { last: Date | null; dup: number; skipped: number; ok: number };
+  const r = rows[0] as (typeof rows)[number];
   return {
     slotMs: r.last === null ? Number.NaN : new Date(r.last).getTime() - slot.getTime(),
+    firstStartMs: r.first === null ? Number.NaN : new Date(r.first).getTime() - slot.getTime(),
+    meanRunMs: r.runMs === null ? Number.NaN : Math.round(r.runMs * 10) / 10,
     duplicates: r.dup,
     skipped: r.skipped,
     succeeded: r.ok,
   };
+}
+
+function cpuText(c: CpuFigures): string {
+  return `${c.replicas.toFixed(1)} / ${c.postgres.toFixed(1)} / ${c.sandbox.toFixed(1)}`;
 }
 
 async function main(): Promise<void> {
@@ -143,6 +212,10 @@ async function main(): Promise<void> {
     GOVTRAIL_HTTP_PORT: '0',
     GOVTRAIL_JOB_HEARTBEAT: HEARTBEAT,
     LOG_LEVEL: 'warn',
+    // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the replicas.
+    ...(process.env['BENCH_REPLICA_NODE_OPTIONS'] !== undefined
+      ? { NODE_OPTIONS: process.env['BENCH_REPLICA_NODE_OPTIONS'] }
+      : {}),
   });
   /** Starts `replicas` workers, lets them all plan one slot `leadMs` from now, waits for it. */
   const runSlot = async (
@@ -151,53 +224,30 @@ async function main(): Promise<void> {
   ): Promise<SlotFigures & { slot: Date }> => {
     const slot = new Date(Math.ceil((Date.now() + (options.leadMs ?? 45_000)) / 1000) * 1000);
     const children = startReplicas(replicas, env(onceAt(slot)));
+    const reading = async () => ({
+      replicas: children.reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
+      backends: await backendCpu(client, db.name),
+      sandbox: cpuSeconds(sandbox.child.pid),
+    });
     try {
       const watching = (async () => {
         await new Promise((r) => setTimeout(r, Math.max(0, slot.getTime() - Date.now())));
-        return watchSlot(client, db.name, slot, Date.now() + 30 * 60_000);
+        const before = await reading();
+        const watched = await watchSlot(client, db.name, slot, Date.now() + 30 * 60_000);
+        return { ...watched, cpu: cpuSpent(before, await reading()) };
       })();
       if (options.onRunning !== undefined) await options.onRunning(children, slot);
-      const { peakConnections } = await watching;
-      return { replicas, slot, peakConnections, ...(await slotFigures(client, slot)) };
+      const { peakConnections, cpu } = await watching;
+      return { replicas, slot, peakConnections, cpu, ...(await slotFigures(client, slot)) };
     } finally {
       await stopAll(children);
     }
   };
 
   const results: Record<string, unknown> = { tenants: TENANTS, heartbeat: HEARTBEAT };
-  await client.connect();
-  try {
-    // Migrations and pg-boss's schema first, by one worker, so no replica below pays for them.
-    await runSlot(1, { leadMs: 45_000 }).then((r) => {
-      results['firstSlot'] = { slotMs: r.slotMs, succeeded: r.succeeded };
-      console.log(
-        `first slot (backfills, 1 replica): ${(r.slotMs / 1000).toFixed(1)} s for ${r.succeeded} tenants`,
-      );
-    });
 
-    // (1) Onboarding: one `govtrail sync` over a quarter of the fleet, then over all of it, each
-    // into an empty database of its own; the time ratio is the one to hold (target ≤ 4.4 for ×4).
-    if (!process.argv.includes('--no-onboarding')) {
-      const onboarding = await runOnboardingComparison([Math.max(1, Math.round(TENANTS / 4)), TENANTS], {
-        build: false,
-      });
-      results['onboarding'] = onboarding;
-      console.log(formatOnboarding(onboarding));
-    }
-
-    // (2) A no-op slot with 1, 2 and 4 replicas.
-    const noop: SlotFigures[] = [];
-    for (const replicas of [1, 2, 4]) {
-      const r = await runSlot(replicas);
-      noop.push(r);
-      console.log(
-        `no-op slot, ${replicas} replica(s): ${(r.slotMs / 1000).toFixed(1)} s, ${r.succeeded}/${TENANTS} tenants, ` +
-          `${r.duplicates} duplicates, ${r.skipped} skipped, ${r.peakConnections} connections at peak`,
-      );
-    }
-    results['noopSlot'] = noop;
-
-    // (3) Two replicas, one SIGKILLed once a quarter of the slot is done.
+  /** Part (3): two replicas, one SIGKILLed once a quarter of the slot is done. */
+  const runKill = async () => {
     let killedAt = 0;
     const killed = await runSlot(2, {
       onRunning: async (children, slot) => {
@@ -231,20 +281,61 @@ async function main(): Promise<void> {
       `kill mid-slot (2 replicas): all ${killed.succeeded}/${TENANTS} tenants done ${(recoveredMs / 1000).toFixed(1)} s after the kill; ` +
         `${rows[0]?.failed} run(s) in flight closed failed, ${rows[0]?.running} left running (closed when the tenant runs next)`,
     );
+    return { killed, recoveredMs };
+  };
 
-    console.log('');
-    console.log(
-      '| part | replicas | slot done in | tenants done | duplicates | skipped | peak connections |',
-    );
-    console.log('|---|---|---|---|---|---|---|');
-    for (const r of noop) {
+  await client.connect();
+  try {
+    // Migrations and pg-boss's schema first, by one worker, so no replica below pays for them.
+    await runSlot(1, { leadMs: 45_000 }).then((r) => {
+      results['firstSlot'] = { slotMs: r.slotMs, succeeded: r.succeeded };
       console.log(
-        `| (2) no-op slot | ${r.replicas} | ${(r.slotMs / 1000).toFixed(1)} s | ${r.succeeded}/${TENANTS} | ${r.duplicates} | ${r.skipped} | ${r.peakConnections} |`,
+        `first slot (backfills, 1 replica): ${(r.slotMs / 1000).toFixed(1)} s for ${r.succeeded} tenants`,
+      );
+    });
+
+    // (1) Onboarding: one `govtrail sync` over a quarter of the fleet, then over all of it, each
+    // into an empty database of its own; the time ratio is the one to hold (target ≤ 4.4 for ×4).
+    if (!process.argv.includes('--no-onboarding')) {
+      const onboarding = await runOnboardingComparison([Math.max(1, Math.round(TENANTS / 4)), TENANTS], {
+        build: false,
+      });
+      results['onboarding'] = onboarding;
+      console.log(formatOnboarding(onboarding));
+    }
+
+    // (2) A no-op slot with 1, 2 and 4 replicas.
+    const noop: SlotFigures[] = [];
+    for (const replicas of REPLICAS) {
+      const r = await runSlot(replicas);
+      noop.push(r);
+      console.log(
+        `no-op slot, ${replicas} replica(s): ${(r.slotMs / 1000).toFixed(1)} s, ${r.succeeded}/${TENANTS} tenants, ` +
+          `${r.duplicates} duplicates, ${r.skipped} skipped, ${r.peakConnections} connections at peak; ` +
+          `CPU s: replicas ${r.cpu.replicas}, PostgreSQL ${r.cpu.postgres}, sandbox ${r.cpu.sandbox}; ` +
+          `first run started ${r.firstStartMs} ms after the slot, a run took ${r.meanRunMs} ms on average`,
       );
     }
+    results['noopSlot'] = noop;
+
+    // (3) Two replicas, one SIGKILLed once a quarter of the slot is done.
+    const kill = KILL ? await runKill() : undefined;
+    console.log('');
     console.log(
-      `| (3) one of 2 killed | 2 → 1 | ${(killed.slotMs / 1000).toFixed(1)} s (${(recoveredMs / 1000).toFixed(1)} s after the kill) | ${killed.succeeded}/${TENANTS} | ${killed.duplicates} | ${killed.skipped} | ${killed.peakConnections} |`,
+      '| part | replicas | slot done in | tenants done | duplicates | skipped | peak connections | CPU s replicas / PostgreSQL / sandbox |',
     );
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of noop) {
+      console.log(
+        `| (2) no-op slot | ${r.replicas} | ${(r.slotMs / 1000).toFixed(1)} s | ${r.succeeded}/${TENANTS} | ${r.duplicates} | ${r.skipped} | ${r.peakConnections} | ${cpuText(r.cpu)} |`,
+      );
+    }
+    if (kill !== undefined) {
+      const { killed, recoveredMs } = kill;
+      console.log(
+        `| (3) one of 2 killed | 2 → 1 | ${(killed.slotMs / 1000).toFixed(1)} s (${(recoveredMs / 1000).toFixed(1)} s after the kill) | ${killed.succeeded}/${TENANTS} | ${killed.duplicates} | ${killed.skipped} | ${killed.peakConnections} | ${cpuText(killed.cpu)} |`,
+      );
+    }
     console.log(JSON.stringify({ bench: 'fleet', ...results }));
   } finally {
     await client.end().catch(() => {});

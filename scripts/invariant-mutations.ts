@@ -946,6 +946,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/worker-engine.test.ts'],
   },
   {
+    name: 'committed-slot-run-again',
+    breaks:
+      'product.md scaling out: the retry of a job whose replica committed the run and died before closing the job syncs the tenant a second time in the slot',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'if (attempt?.retry === true && attempt.slot !== undefined) {',
+        replace: 'if (attempt?.retry === undefined && attempt.slot !== undefined) {',
+      },
+    ],
+    tests: ['test/integration/worker-engine.test.ts'],
+  },
+  {
     name: 'orphaned-run-left-running',
     breaks:
       'S3 with replicas: the run a killed replica had in flight stays `running` instead of being closed as failed',

@@ -15,6 +15,7 @@ import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/write
 import { changesStep } from '../sync/change-step.js';
 import { runReconcile } from '../sync/reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from '../sync/run.js';
+import type { EngineAttempt } from '../sync/steps.js';
 import type { Alerting } from './alerting.js';
 
 export interface SyncTenantOptions {
@@ -33,7 +34,7 @@ export interface SyncTenantOptions {
   /** See ChangesStepOptions.walkInMemory (a test seam). */
   readonly walkInMemory?: boolean;
   /** See RunOptions.engineAttempt: set by the job engine for a scheduled job's attempt. */
-  readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
+  readonly engineAttempt?: EngineAttempt;
 }
 
 /** One sync of the tenant (docs/design/sync.md), then AIGOV-017 when it failed once too often. */
@@ -83,9 +84,14 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
     });
-    // An attempt to be retried inside its slot left no ledger row: only the last one counts.
-    const recorded = options.engineAttempt?.retriesLeft !== true;
-    if (kind === 'sync' && summary.status === 'failed' && recorded && alerting !== undefined) {
+    // An attempt to be retried inside its slot left no ledger row: only the last one counts. (Asked
+    // of a failed run only: the engine decides it when first asked.)
+    if (
+      kind === 'sync' &&
+      summary.status === 'failed' &&
+      alerting !== undefined &&
+      options.engineAttempt?.retriesLeft !== true
+    ) {
       await raiseSyncFailing(options, alerting, summary).catch((err: unknown) =>
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );

@@ -100,7 +100,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const runOptions = (
     tenant: TenantConfig,
     signal: AbortSignal,
-    engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date },
+    engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date; readonly retry: boolean },
   ): SyncTenantOptions => ({
     database,
     config,

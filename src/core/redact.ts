@@ -29,7 +29,12 @@ const HEADER_CREDENTIAL =
 
 /** Every registered form, longest first so that a longer form is replaced before its own parts. */
 let forms: string[] = [];
+/** How many registered secrets have each form: a form leaves `forms` with the last of them. */
+const formOwners = new Map<string, number>();
 const registered = new Set<string>();
+/** Secrets that expire (access tokens, client assertions): value → when, and the forms it added. */
+const expiring = new Map<string, { readonly until: number; readonly forms: readonly string[] }>();
+let nextExpiry = Number.POSITIVE_INFINITY;
 
 /**
  * The text forms one secret can take in what a server echoes: as sent in a query or a form body,
@@ -92,28 +97,90 @@ function looksLikeToken(segment: string): boolean {
   return /[0-9]/.test(segment) || segment.length >= 16;
 }
 
+/** The place of a form of length `length` in `forms` (longest first; after forms as long). */
+function slotFor(length: number): number {
+  let lo = 0;
+  let hi = forms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((forms[mid] as string).length >= length) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function addForm(form: string): void {
+  const owners = formOwners.get(form) ?? 0;
+  formOwners.set(form, owners + 1);
+  if (owners === 0) forms.splice(slotFor(form.length), 0, form);
+}
+
+/** Forgets the secrets whose time is over (a token past its expiry opens nothing any more). */
+function dropExpired(now: number): void {
+  if (now < nextExpiry) return;
+  nextExpiry = Number.POSITIVE_INFINITY;
+  const gone = new Set<string>();
+  for (const [value, e] of expiring) {
+    if (e.until > now) {
+      nextExpiry = Math.min(nextExpiry, e.until);
+      continue;
+    }
+    expiring.delete(value);
+    registered.delete(value);
+    for (const f of e.forms) {
+      const owners = (formOwners.get(f) ?? 1) - 1;
+      if (owners > 0) formOwners.set(f, owners);
+      else {
+        formOwners.delete(f);
+        gone.add(f);
+      }
+    }
+  }
+  if (gone.size > 0) forms = forms.filter((f) => !gone.has(f));
+}
+
 /**
  * Registers a secret so that {@link redact} removes it in every form. An absolute http(s) URL (a
  * sink's address) also registers its secret-bearing parts ({@link urlSecretParts}).
+ *
+ * `until` (epoch ms) is for short-lived secrets (access tokens, client assertions): the secret is
+ * forgotten once that time has passed, so a worker that fetches a token per tenant run does not
+ * scrub every log line against every token it ever held. Each form is inserted in place, not by
+ * sorting all forms again.
  */
-export function registerSecret(value: string | undefined): void {
-  if (value === undefined || value.length < MIN_SECRET_LENGTH || registered.has(value)) return;
-  registered.add(value);
-  const all = new Set(forms);
-  for (const f of secretForms(value)) all.add(f);
-  if (/^https?:\/\//i.test(value.trim())) {
-    for (const part of urlSecretParts(value.trim())) for (const f of secretForms(part)) all.add(f);
+export function registerSecret(value: string | undefined, until?: number): void {
+  if (value === undefined || value.length < MIN_SECRET_LENGTH) return;
+  dropExpired(Date.now());
+  if (registered.has(value)) {
+    // Registered again without an end (a client secret that is also a token): it stays for good.
+    const e = expiring.get(value);
+    if (e !== undefined && until === undefined) expiring.delete(value);
+    else if (e !== undefined && until !== undefined && until > e.until) {
+      expiring.set(value, { until, forms: e.forms });
+    }
+    return;
   }
-  forms = [...all].sort((a, b) => b.length - a.length);
+  registered.add(value);
+  const added = new Set(secretForms(value));
+  if (/^https?:\/\//i.test(value.trim())) {
+    for (const part of urlSecretParts(value.trim())) for (const f of secretForms(part)) added.add(f);
+  }
+  for (const f of added) addForm(f);
+  if (until !== undefined) {
+    expiring.set(value, { until, forms: [...added] });
+    nextExpiry = Math.min(nextExpiry, until);
+  }
 }
 
 /** Whether any secret is registered (the logger skips its scrubbing pass when none is). */
 export function hasSecrets(): boolean {
+  dropExpired(Date.now());
   return forms.length > 0;
 }
 
 /** Replaces every registered secret, in each of its forms, and header-scheme credentials. */
 export function redact(text: string): string {
+  dropExpired(Date.now());
   let out = text;
   for (const f of forms) if (out.includes(f)) out = out.split(f).join(REDACTED);
   if (out.length >= 14 && /bearer|basic|splunk/i.test(out))

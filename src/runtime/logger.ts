@@ -35,10 +35,11 @@ export const REDACT_PATHS = [
 
 /**
  * Registers a secret value (client secret, token, assertion, sink key or URL) so it is scrubbed from
- * every log line and every error text, in each of its forms (src/core/redact.ts).
+ * every log line and every error text, in each of its forms (src/core/redact.ts). A short-lived secret
+ * (an access token) passes `until` (epoch ms), after which it is forgotten.
  */
-export function registerSecret(value: string | undefined): void {
-  registerRedaction(value);
+export function registerSecret(value: string | undefined, until?: number): void {
+  registerRedaction(value, until);
 }
 
 /** Replaces every registered secret in a string, in each of its forms (src/core/redact.ts). */

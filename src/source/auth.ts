@@ -28,6 +28,9 @@ export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-b
  */
 export const ASSERTION_LIFETIME_S = 120;
 
+/** How long a token or assertion stays scrubbed from logs and errors after it expired. */
+const SCRUB_AFTER_EXPIRY_MS = 3_600_000;
+
 /** Assumed token lifetime when the token endpoint sends no usable `expires_in`. */
 export const DEFAULT_TOKEN_LIFETIME_S = 60;
 
@@ -203,9 +206,11 @@ export class TokenProvider {
         details: { route: 'token' },
       });
     }
-    registerSecret(token);
     const lifetimeS = parseLifetime(body['expires_in']);
     const lifetimeMs = lifetimeS * 1000;
+    // Scrubbed while it can open anything, and an hour beyond for late echoes; then forgotten, or a
+    // worker fetching tokens run after run would scrub every line against all of them.
+    registerSecret(token, Date.now() + lifetimeMs + SCRUB_AFTER_EXPIRY_MS);
     const margin = Math.min(60_000, lifetimeMs * 0.1);
     this.#cached = { token, refreshAt: started + lifetimeMs - margin };
     logger.debug({ clientId, expiresInS: lifetimeS }, 'obtained an access token');
@@ -227,7 +232,7 @@ export class TokenProvider {
         assertionAudience(baseUrl),
         Math.floor(Date.now() / 1000),
       );
-      registerSecret(assertion);
+      registerSecret(assertion, Date.now() + ASSERTION_LIFETIME_S * 1000 + SCRUB_AFTER_EXPIRY_MS);
       form.set('client_assertion_type', ASSERTION_TYPE);
       form.set('client_assertion', assertion);
     }

@@ -33,6 +33,7 @@ import {
   type Checkpoint,
   discardRun,
   failOrphanedRuns,
+  findSucceededInSlot,
   finishRun,
   hasSucceededBefore,
   type ReconcileLedger,
@@ -139,7 +140,19 @@ export interface RunOptions {
    * row instead of closing it as failed, so a failure retried inside its slot is recorded once, by
    * the last attempt. `slot` goes into the ledger row.
    */
-  readonly engineAttempt?: { readonly retriesLeft: boolean; readonly slot?: Date };
+  readonly engineAttempt?: EngineAttempt;
+}
+
+/** What the job engine tells a run about the attempt it is (see RunOptions.engineAttempt). */
+export interface EngineAttempt {
+  readonly retriesLeft: boolean;
+  readonly slot?: Date;
+  /**
+   * Not the job's first attempt: an earlier one may have committed its run and lost its replica
+   * before the job was closed. The run then looks for a success in its slot first (under the
+   * tenant lock) and, finding one, does not run again.
+   */
+  readonly retry?: boolean;
 }
 
 /** What a reconcile found, beside the counters every run keeps (changed and matched are there). */
@@ -163,6 +176,11 @@ export interface RunSummary {
   readonly historyRequests: number;
   /** A reconcile's counts and coverage (undefined for a sync). */
   readonly integrity?: IntegrityCounts;
+  /**
+   * Set when a retried job attempt found its slot already done (`runId` is that run's): nothing
+   * ran, and no ledger row was written. The status is then `skipped`.
+   */
+  readonly alreadyDone?: true;
   readonly error?: GovtrailError;
 }
 
@@ -275,6 +293,29 @@ export async function executeRun(
     let checkpointBefore: string | null = null;
     let isBackfill = false;
     try {
+      const attempt = options.engineAttempt;
+      if (attempt?.retry === true && attempt.slot !== undefined) {
+        const done = await findSucceededInSlot(session, tenantId, kind, attempt.slot);
+        if (done !== undefined) {
+          rootLogger.info(
+            { tenant: tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
+            `${kind} of this slot already succeeded (its job was not closed); not run again`,
+          );
+          return summary({
+            runId: done,
+            status: 'skipped',
+            alreadyDone: true,
+            isBackfill: false,
+            counters: emptyCounters(),
+            stopReason: null,
+            checkpointBefore: null,
+            checkpointAfter: null,
+            alerts: 0,
+            fieldChanges: 0,
+            findings: 0,
+          });
+        }
+      }
       const orphans = await failOrphanedRuns(session, tenantId);
       if (orphans > 0)
         rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');

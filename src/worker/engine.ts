@@ -104,7 +104,7 @@ export interface JobEvent {
   /** Between the time the job could start and the time it started. */
   readonly waitMs: number;
   readonly runMs: number;
-  readonly outcome: 'completed' | 'retry' | 'dead' | 'superseded' | 'removed' | 'busy';
+  readonly outcome: 'completed' | 'retry' | 'dead' | 'superseded' | 'removed' | 'busy' | 'done';
 }
 
 export interface EngineOptions {
@@ -128,7 +128,12 @@ export interface EngineOptions {
     kind: JobKind,
     tenant: TenantConfig,
     signal: AbortSignal,
-    attempt: { readonly retriesLeft: boolean; readonly slot: Date },
+    attempt: {
+      readonly retriesLeft: boolean;
+      readonly slot: Date;
+      /** Not the job's first attempt: the run first looks for a success in its slot. */
+      readonly retry: boolean;
+    },
   ) => Promise<SyncRunSummary>;
   /** Delivers due alerts; resolves when the next pending one is due (undefined: none). */
   readonly deliverAlerts?: (signal: AbortSignal) => Promise<{ summary: DeliverySummary; nextDue?: Date }>;
@@ -219,6 +224,22 @@ export function createEngine(options: EngineOptions): Worker {
   const scheduleOf = (kind: JobKind): string | undefined =>
     kind === 'sync' ? options.schedule : options.reconcileSchedule;
 
+  // The slot after a job's slot, asked by every job of the slot (twice when it fails): computed once
+  // per slot. cron-parser walks day by day to the next match, which costs milliseconds for a sparse
+  // expression; a slot's jobs all share the answer.
+  const nextSlots = new Map<string, Date | undefined>();
+  const nextSlotOf = (kind: JobKind, slot: string): Date | undefined => {
+    const schedule = scheduleOf(kind);
+    if (schedule === undefined) return undefined;
+    const key = `${kind} ${slot}`;
+    if (nextSlots.has(key)) return nextSlots.get(key);
+    const next = slotAfter(schedule, new Date(slot));
+    // Slots of the past are not asked again for long: a few per kind are plenty.
+    if (nextSlots.size >= 16) nextSlots.clear();
+    nextSlots.set(key, next);
+    return next;
+  };
+
   // The tenants as last asked: a job looks its tenant up here, and asks again when it is missing.
   let roster = new Map<string, TenantConfig>();
   const refreshTenants = async (): Promise<readonly TenantConfig[]> => {
@@ -242,6 +263,10 @@ export function createEngine(options: EngineOptions): Worker {
       inserted += ids?.length ?? 0;
     }
     logger.info({ kind, slot: slot.toISOString(), tenants: jobs.length, inserted }, 'slot planned');
+    // The slot's first jobs are due now: this replica's idle workers fetch at once instead of at
+    // their next poll (up to pollingIntervalSeconds later). Every replica plans the slot at its time,
+    // so every replica's workers wake, whether or not its own inserts won.
+    if (jobs.length > 0) wake(kind);
     return inserted;
   };
 
@@ -285,8 +310,7 @@ export function createEngine(options: EngineOptions): Worker {
   /** Whether a failed attempt can be tried again before the next slot of its kind begins. */
   const retriesLeft = (kind: JobKind, job: JobWithMetadata<SlotJob>): boolean => {
     if (draining || job.retryCount >= tuning.retryLimit) return false;
-    const schedule = scheduleOf(kind);
-    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(job.data.slot));
+    const nextSlot = nextSlotOf(kind, job.data.slot);
     const longestDelayMs = tuning.retryDelaySeconds * 1000 * 2 ** job.retryCount;
     return nextSlot === undefined || now() + longestDelayMs < nextSlot.getTime();
   };
@@ -307,8 +331,7 @@ export function createEngine(options: EngineOptions): Worker {
       wake(kind);
       return { id: job.id, status, output };
     };
-    const schedule = scheduleOf(kind);
-    const nextSlot = schedule === undefined ? undefined : slotAfter(schedule, new Date(slot));
+    const nextSlot = nextSlotOf(kind, slot);
     if (nextSlot !== undefined && startedAt >= nextSlot.getTime()) {
       // The next slot has its own job for this tenant: running this one too would run it twice.
       logger.info({ kind, tenant: name, slot }, 'job superseded by the next slot; not run');
@@ -324,6 +347,8 @@ export function createEngine(options: EngineOptions): Worker {
     let decided: boolean | undefined;
     const attempt = {
       slot: new Date(slot),
+      // A job taken over from a dead replica comes back as a retry (its heartbeat failed it).
+      retry: job.retryCount > 0,
       get retriesLeft() {
         decided ??= retriesLeft(kind, job);
         return decided;
@@ -337,6 +362,10 @@ export function createEngine(options: EngineOptions): Worker {
       return attempt.retriesLeft
         ? done('retry', 'failed', { error: String(err) })
         : done('dead', 'deadletter', { error: String(err) });
+    }
+    if (summary.alreadyDone === true) {
+      // An earlier attempt's replica committed the run and died before closing the job.
+      return done('done', 'completed', { alreadyDone: summary.runId });
     }
     options.onRun?.(summary);
     if (summary.status === 'succeeded') {

@@ -123,7 +123,7 @@ export function createWorkerMetrics(options: {
   });
   const jobsFinished = new Counter({
     name: 'govtrail_jobs_finished_total',
-    help: 'Jobs of the engine finished by this process, by kind and outcome (completed, retry, dead, superseded, removed, busy)',
+    help: 'Jobs of the engine finished by this process, by kind and outcome (completed, retry, dead, superseded, removed, busy, done = its slot already succeeded)',
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });

@@ -6,11 +6,12 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { syncTenant } from '../../src/app/tenant-run.js';
 import { startWorkerService, type WorkerService } from '../../src/app/worker.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
-import { ENGINE_SCHEMA, QUEUES } from '../../src/worker/engine.js';
+import { createEngine, ENGINE_SCHEMA, type JobEvent, QUEUES } from '../../src/worker/engine.js';
 import { slotAtOrBefore } from '../../src/worker/slots.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { FAST_ENGINE, ledgerBySlot, sandboxTenants } from '../helpers/fleet.js';
@@ -155,6 +156,69 @@ describe('job engine', () => {
       expect(reconciles.map((r) => [r.tenant, r.status, r.slot]).sort()).toEqual(
         tenants.map((t) => [t.name, 'succeeded', missedSlot.toISOString()]),
       );
+    },
+    60_000,
+  );
+
+  it.skipIf(!onServer)(
+    `does not run a tenant again when its replica committed the slot's run and died before closing the job (${NEEDS_SERVER})`,
+    async () => {
+      const testDb = await createTestDatabase();
+      databases.push(testDb);
+      const [tenant] = sandboxTenants(sandbox, 1, 'committed');
+      const config = testConfig({ DATABASE_URL: testDb.url as string, GOVTRAIL_RECONCILE_SCHEDULE: 'off' });
+      const { logger } = capturingLogger();
+      const database = await openDatabase({ url: testDb.url });
+      const events: JobEvent[] = [];
+      let attempts = 0;
+      const engine = createEngine({
+        connection: { kind: 'postgres', url: testDb.url as string, max: 2 },
+        schedule: YEARLY,
+        reconcileSchedule: undefined,
+        spreadMs: 0,
+        concurrency: 1,
+        logger,
+        tenants: async () => [tenant as NonNullable<typeof tenant>],
+        // The first attempt commits its run, then its "replica" dies before pg-boss closes the job:
+        // the job fails and comes back as a retry, as it does after a heartbeat of a killed replica.
+        run: async (_kind, t, signal, attempt) => {
+          attempts++;
+          const summary = await syncTenant({
+            database,
+            config,
+            logger,
+            tenant: t,
+            trigger: 'schedule',
+            signal,
+            engineAttempt: attempt,
+          });
+          if (attempts === 1) throw new Error('replica lost after its commit');
+          return summary;
+        },
+        onJob: (e) => events.push(e),
+        tuning: FAST_ENGINE,
+      });
+      try {
+        await engine.start({ initialRun: false });
+        const slot = new Date();
+        await engine.planSlot('sync', slot);
+        await vi.waitFor(
+          () => {
+            if (events.length < 2) throw new Error(`outcomes so far: ${events.map((e) => e.outcome)}`);
+          },
+          { timeout: 30_000, interval: 200 },
+        );
+        expect(attempts).toBe(2);
+        // One run in the ledger for the slot: the retry found it and did not sync the tenant again.
+        const rows = await ledgerBySlot(testDb.database.db);
+        expect(rows.map((r) => [r.tenant, r.status, r.slot])).toEqual([
+          [tenant?.name, 'succeeded', slot.toISOString()],
+        ]);
+        expect(events.map((e) => e.outcome)).toEqual(['retry', 'done']);
+      } finally {
+        await engine.stop(5_000);
+        await database.close();
+      }
     },
     60_000,
   );

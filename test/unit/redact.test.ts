@@ -2,7 +2,7 @@
  * The one redaction step (src/core/redact.ts): every form of a registered secret, the secret-bearing
  * parts of sink URLs, header credentials, and redaction before any cut.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clip, REDACTED, redact, redactCut, registerSecret, urlSecretParts } from '../../src/core/redact.js';
 
 /** 60 characters, with `+`, `/`, `=` and a space-free mix that form-encoding changes. */
@@ -88,5 +88,51 @@ describe('secret-bearing parts of sink URLs', () => {
     registerSecret(url);
     const out = redact('Cannot POST /in/k3y-0123456789abcdef?token=t0ken-value-1234 (user pa55word1)');
     expect(out).not.toMatch(/k3y-0123|t0ken-value|pa55word1/);
+  });
+});
+
+describe('short-lived secrets (access tokens, client assertions)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('scrubs a token until its time is over, then forgets it', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const token = 'tok-8f3a9c1d2e4b5a6f7081';
+    registerSecret(token, Date.now() + 60_000);
+    expect(redact(`Bearer-less echo ${token}`)).toBe(`Bearer-less echo ${REDACTED}`);
+    vi.setSystemTime(Date.now() + 59_000);
+    expect(redact(token)).toBe(REDACTED);
+    vi.setSystemTime(Date.now() + 2_000);
+    expect(redact(token)).toBe(token);
+  });
+
+  it('keeps a secret registered for good even when a token with the same value expires', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const lasting = 'same-value-0123456789ab';
+    registerSecret(lasting, Date.now() + 1_000);
+    registerSecret(lasting);
+    vi.setSystemTime(Date.now() + 10_000);
+    expect(redact(lasting)).toBe(REDACTED);
+  });
+
+  it('keeps a form another live secret shares when one of them expires', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // Two sink URLs that differ but carry the same secret path segment: both register its forms.
+    const part = 'k3y-shared-0123456789';
+    registerSecret(`https://hooks.example.com/in/${part}`, Date.now() + 1_000);
+    registerSecret(`https://other.example.com/hook/${part}`, Date.now() + 100_000);
+    vi.setSystemTime(Date.now() + 10_000);
+    expect(redact(`POST /hook/${part}`)).toBe(`POST /hook/${REDACTED}`);
+    vi.setSystemTime(Date.now() + 100_000);
+    expect(redact(`POST /hook/${part}`)).toBe(`POST /hook/${part}`);
+  });
+
+  it('replaces a longer secret whole when a shorter one inside it was registered first', () => {
+    const inner = 'inner-secret-4242';
+    const outer = `xx${inner}yy-outer`;
+    registerSecret(inner, Date.now() + 60_000);
+    registerSecret(outer, Date.now() + 60_000);
+    expect(redact(`a ${outer} b ${inner} c`)).toBe(`a ${REDACTED} b ${REDACTED} c`);
   });
 });
