@@ -371,8 +371,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/verify/verify.ts',
-        find: '      ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
-        replace: '      ...(await findEntryColumnMismatches(db, tenantId, [])),',
+        find: '    ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
+        replace: '    ...(await findEntryColumnMismatches(db, tenantId, [])),',
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts', 'test/integration/tamper-verify.test.ts'],
@@ -383,8 +383,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/verify/verify.ts',
-        find: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
-        replace: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
+        find: '      normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
+        replace: '      normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts'],
