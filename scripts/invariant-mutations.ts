@@ -93,7 +93,7 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/steps.ts',
         find: 'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;',
         replace:
-          'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId, database.db)) ?? checkpointBefore;',
+          'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId, options.database.db)) ?? checkpointBefore;',
       },
       {
         file: 'src/sync/steps.ts',
@@ -116,34 +116,24 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/steps.ts',
-        find: `        const after = options.changes
-          ? await options.changes.after(trx, {`,
-        replace: `        const changes = options.changes;
-        afterCommit = (db: Session) => changes === undefined ? Promise.resolve({ alerts: 0, fieldChanges: 0 }) : changes.after(db, {`,
+        find: '  const after = await changeStep(trx, options, run, writer, tracker, logger);',
+        replace: `  run.afterCommit = (db: Session) => changeStep(db, options, run, writer, tracker, logger);
+  const after = { alerts: 0, fieldChanges: 0 };`,
       },
       {
         file: 'src/sync/steps.ts',
-        find: `              logger,
-            })
-          : { alerts: 0, fieldChanges: 0 };`,
-        replace: `              logger,
-            });
-        const after = { alerts: 0, fieldChanges: 0 };`,
-      },
-      {
-        file: 'src/sync/steps.ts',
-        find: '      const result = await session.transaction().execute(async (trx) => {',
-        replace:
-          '      let afterCommit: ((db: Session) => Promise<{ alerts: number; fieldChanges: number }>) | undefined;\n      const result = await session.transaction().execute(async (trx) => {',
+        find: 'interface RunState {',
+        replace: `interface RunState {
+  afterCommit?: (db: Session) => Promise<{ alerts: number; fieldChanges: number }>;`,
       },
       {
         file: 'src/sync/steps.ts',
         find: `      logger.info(
-        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
-        replace: `      const deferred = afterCommit;
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
+        replace: `      const deferred = run.afterCommit;
       if (deferred !== undefined) await session.transaction().execute((t) => deferred(t));
       logger.info(
-        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
       },
     ],
     tests: [SYNC],
@@ -459,7 +449,7 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/steps.ts',
         find: 'checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),',
         replace:
-          "kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
+          "run.kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],
