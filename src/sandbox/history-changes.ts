@@ -9,9 +9,9 @@ import { annotation } from './metadata.js';
 import { mergeSettings } from './settings.js';
 import { omitDefaults, type SandboxEntry } from './wire.js';
 
-/** How {@link SourceChanges.rewrite} changes an entry; with neither part, a default visible change. */
+/** How an entry is rewritten or duplicated (`HistoryStore.rewrite`, `.duplicate`); with neither part, a default change. */
 export interface RewriteSpec {
-  /** Wire-named snapshot fields merged over the entry's snapshot, as {@link EntrySpec.set}. */
+  /** Wire-named snapshot fields merged over the entry's snapshot, as `EntrySpec.set`. */
   set?: Record<string, unknown>;
   /** Fields merged over the entry's metadata (shallowly; `annotations` is replaced whole). */
   metadata?: Record<string, unknown>;
@@ -41,7 +41,7 @@ export class SourceChanges {
     this.storage = storage;
   }
 
-  /** See {@link HistoryStore.rewrite}. */
+  /** `HistoryStore.rewrite` in history.ts says what it does. */
   rewrite(id: string, change: RewriteSpec): SandboxEntry {
     const { storage } = this;
     const position = storage.requirePosition(id, 'rewrite');
@@ -53,7 +53,7 @@ export class SourceChanges {
     return JSON.parse(storage.jsonAt(position)) as SandboxEntry;
   }
 
-  /** See {@link HistoryStore.duplicate}. */
+  /** `HistoryStore.duplicate` in history.ts says what it does. */
   duplicate(id: string, change: RewriteSpec): SandboxEntry {
     const { storage } = this;
     const position = storage.requirePosition(id, 'duplicate');
@@ -67,7 +67,7 @@ export class SourceChanges {
     return JSON.parse(json) as SandboxEntry;
   }
 
-  /** See {@link HistoryStore.remove}. */
+  /** `HistoryStore.remove` in history.ts says what it does. */
   remove(id: string): SandboxEntry {
     const { storage } = this;
     const position = storage.requirePosition(id, 'remove');
@@ -77,7 +77,7 @@ export class SourceChanges {
     return entry;
   }
 
-  /** See {@link HistoryStore.expire}. */
+  /** `HistoryStore.expire` in history.ts says what it does. */
   expire(count: number): ExpireResult {
     const { storage } = this;
     if (!Number.isSafeInteger(count) || count < 0)
@@ -99,7 +99,7 @@ export class SourceChanges {
     this.rewrites.delete(index);
   }
 
-  /** The entry at `index` with `change` applied, as JSON text (see {@link HistoryStore.rewrite}). */
+  /** The entry at `index` with `change` applied, as JSON text (see `HistoryStore.rewrite`). */
   private changedJson(index: number, change: RewriteSpec, what: ChangeKind, count: number): string {
     const id = this.storage.servedId(index);
     const { set, metadata: extra } = change;

@@ -6,7 +6,7 @@
  * stored, whether it began as a seeded entry or not. Entries inserted raw are served exactly as
  * given, whatever the encoding.
  */
-import { type EntryCursor, HistoryListing } from './history-listing.js';
+import { HistoryListing } from './history-listing.js';
 import type { SeededEntries } from './history-seeded.js';
 import { populateEntry } from './populate.js';
 
@@ -148,10 +148,5 @@ export class HistoryStorage {
     const position = this.positionOfId(id);
     if (position < 0) throw new RangeError(`${what}: no entry with id ${JSON.stringify(id)} is served`);
     return position;
-  }
-
-  /** The cursor of an entry by position; see {@link HistoryListing.cursorAt}. */
-  cursorAt(position: number): EntryCursor {
-    return this.listing.cursorAt(position);
   }
 }
