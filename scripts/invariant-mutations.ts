@@ -94,7 +94,7 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/steps.ts',
         find: 'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;',
         replace:
-          'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId, database.db)) ?? checkpointBefore;',
+          'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId, options.database.db)) ?? checkpointBefore;',
       },
       {
         file: 'src/sync/steps.ts',
@@ -117,34 +117,24 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/steps.ts',
-        find: `        const after = options.changes
-          ? await options.changes.after(trx, {`,
-        replace: `        const changes = options.changes;
-        afterCommit = (db: Session) => changes === undefined ? Promise.resolve({ alerts: 0, fieldChanges: 0 }) : changes.after(db, {`,
+        find: '  const after = await changeStep(trx, options, run, writer, tracker, logger);',
+        replace: `  run.afterCommit = (db: Session) => changeStep(db, options, run, writer, tracker, logger);
+  const after = { alerts: 0, fieldChanges: 0 };`,
       },
       {
         file: 'src/sync/steps.ts',
-        find: `              logger,
-            })
-          : { alerts: 0, fieldChanges: 0 };`,
-        replace: `              logger,
-            });
-        const after = { alerts: 0, fieldChanges: 0 };`,
-      },
-      {
-        file: 'src/sync/steps.ts',
-        find: '      const result = await session.transaction().execute(async (trx) => {',
-        replace:
-          '      let afterCommit: ((db: Session) => Promise<{ alerts: number; fieldChanges: number }>) | undefined;\n      const result = await session.transaction().execute(async (trx) => {',
+        find: 'interface RunState {',
+        replace: `interface RunState {
+  afterCommit?: (db: Session) => Promise<{ alerts: number; fieldChanges: number }>;`,
       },
       {
         file: 'src/sync/steps.ts',
         find: `      logger.info(
-        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
-        replace: `      const deferred = afterCommit;
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
+        replace: `      const deferred = run.afterCommit;
       if (deferred !== undefined) await session.transaction().execute((t) => deferred(t));
       logger.info(
-        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
       },
     ],
     tests: [SYNC],
@@ -268,6 +258,12 @@ export const MUTATIONS: readonly Mutation[] = [
         find: "rt.status = 'retired');",
         replace: "rt.status = 'retired' and false);",
       },
+      // 0010 rebuilds the view with the same rule: the view in force is its definition.
+      {
+        file: 'sql/0010_conflicting_ids.sql',
+        find: "rt.status = 'retired');",
+        replace: "rt.status = 'retired' and false);",
+      },
     ],
     tests: [REGISTRY],
   },
@@ -372,8 +368,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/verify/verify.ts',
-        find: '      ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
-        replace: '      ...(await findEntryColumnMismatches(db, tenantId, [])),',
+        find: '    ...(await findEntryColumnMismatches(db, tenantId, normalised)),',
+        replace: '    ...(await findEntryColumnMismatches(db, tenantId, [])),',
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts', 'test/integration/tamper-verify.test.ts'],
@@ -384,8 +380,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/verify/verify.ts',
-        find: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
-        replace: '        normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
+        find: '      normalised.filter((n) => snapByEntry.has(n.entry.entryId)),',
+        replace: '      normalised.filter((n) => snapByEntry.has(n.entry.entryId) && n.snapshot === null),',
       },
     ],
     tests: ['test/integration/tamper-anchors.test.ts'],
@@ -463,7 +459,7 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/steps.ts',
         find: 'checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),',
         replace:
-          "kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
+          "run.kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],

@@ -102,130 +102,12 @@ export function deliveryIdFor(alert: Pick<AlertMessage, 'dedupeKey'>, sink: stri
 export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary> {
   const now = o.now ?? (() => new Date());
   const due = await o.store.dueDeliveries(now(), o.limit ?? DEFAULT_DELIVERY_LIMIT);
-  const bySink: Record<string, SinkTally> = {};
-  const lanes = new Map<string, DueDelivery[]>();
-  for (const row of due) {
-    const lane = lanes.get(row.sink);
-    if (lane === undefined) lanes.set(row.sink, [row]);
-    else lane.push(row);
-    bySink[row.sink] ??= { delivered: 0, retried: 0, failed: 0 };
-  }
+  const { lanes, bySink } = lanesOf(due);
+  const round: DeliveryRound = { o, now, bySink };
   const sinks = new Map(o.sinks.map((s) => [s.name, s]));
-
-  /** Records the outcome of the row's attempt (its attempts + 1): delivered, retry later, or failed. */
-  const record = async (
-    row: DueDelivery,
-    sinkName: string,
-    startedAt: Date,
-    failure: GovtrailError | undefined,
-    permanent: boolean,
-  ): Promise<void> => {
-    const attempt = row.attempts + 1;
-    const tally = bySink[sinkName] as SinkTally;
-    const log = o.logger.child({
-      alertId: row.alert.alertId,
-      sink: sinkName,
-      attempt,
-      deliveryId: deliveryIdFor(row.alert, sinkName),
-    });
-    if (failure === undefined) {
-      await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
-      tally.delivered += 1;
-      log.debug('alert delivered');
-      return;
-    }
-    // Receivers may echo what they were sent; keys and secrets stay out of the table.
-    const error = scrubSecrets(`${failure.code}: ${failure.message}`);
-    if (permanent) {
-      await o.store.markFailed(
-        row.alert.alertId,
-        sinkName,
-        attempt,
-        `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
-      );
-      tally.failed += 1;
-      log.error(
-        { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
-        'alert delivery failed permanently; not retrying',
-      );
-      return;
-    }
-    const decision = nextRetry({
-      attempts: attempt,
-      firstAttemptAt: row.firstAttemptAt ?? startedAt,
-      now: now(),
-      retryAfterMs: retryAfterOf(failure),
-      ...(o.random === undefined ? {} : { random: o.random }),
-    });
-    if (decision.giveUp) {
-      await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
-      tally.failed += 1;
-      log.error(
-        { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
-        'alert delivery failed for 24 hours; giving up',
-      );
-    } else {
-      await o.store.markRetry(
-        row.alert.alertId,
-        sinkName,
-        attempt,
-        decision.nextAttemptAt,
-        error.slice(0, MAX_ERROR_TEXT),
-      );
-      tally.retried += 1;
-      log.warn(
-        { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },
-        'alert delivery failed; will retry',
-      );
-    }
-  };
-
-  /** Runs one send and classifies what it threw, if anything. */
-  const attemptSend = async (
-    send: () => Promise<void>,
-  ): Promise<{ failure: GovtrailError | undefined; permanent: boolean }> => {
-    try {
-      await send();
-      return { failure: undefined, permanent: false };
-    } catch (err) {
-      // Judged on what the sink threw: toGovtrailError would make an unclassified error look permanent.
-      return { failure: toGovtrailError(err, 'DELIVERY_FAILED'), permanent: isPermanentFailure(err) };
-    }
-  };
-
-  const runLane = async (sinkName: string, rows: readonly DueDelivery[]): Promise<void> => {
-    const sink = sinks.get(sinkName);
-    const batch = sink?.deliverBatch?.bind(sink);
-    if (batch !== undefined) {
-      // A digest sink: the whole lane is one message, and its outcome is every row's outcome.
-      if (o.signal?.aborted === true) return;
-      const startedAt = now();
-      const { failure, permanent } = await attemptSend(() =>
-        batch(
-          rows.map((row) => ({
-            alert: row.alert,
-            delivery: { deliveryId: deliveryIdFor(row.alert, sinkName), attempt: row.attempts + 1 },
-          })),
-        ),
-      );
-      for (const row of rows) await record(row, sinkName, startedAt, failure, permanent);
-      return;
-    }
-    for (const row of rows) {
-      if (o.signal?.aborted === true) return;
-      const startedAt = now();
-      const { failure, permanent } = await attemptSend(async () => {
-        if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
-        await sink.deliver(row.alert, {
-          deliveryId: deliveryIdFor(row.alert, sinkName),
-          attempt: row.attempts + 1,
-        });
-      });
-      await record(row, sinkName, startedAt, failure, permanent);
-    }
-  };
-
-  const results = await Promise.allSettled([...lanes].map(([name, rows]) => runLane(name, rows)));
+  const results = await Promise.allSettled(
+    [...lanes].map(([name, rows]) => runLane(round, sinks.get(name), name, rows)),
+  );
   const broken = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (broken !== undefined) throw toGovtrailError(broken.reason, 'DATABASE');
 
@@ -238,4 +120,176 @@ export async function deliverPending(o: DeliverOptions): Promise<DeliverySummary
     { delivered: 0, retried: 0, failed: 0 },
   );
   return { ...totals, bySink };
+}
+
+/** What one {@link deliverPending} call works with: its options, its clock and the tallies per sink. */
+interface DeliveryRound {
+  readonly o: DeliverOptions;
+  readonly now: () => Date;
+  readonly bySink: Record<string, SinkTally>;
+}
+
+/** What an attempt threw, classified; no failure when it succeeded. */
+interface AttemptOutcome {
+  readonly failure: GovtrailError | undefined;
+  readonly permanent: boolean;
+}
+
+/** The due rows grouped by sink, in order (one lane per sink), and a zero tally for each sink. */
+function lanesOf(due: readonly DueDelivery[]): {
+  lanes: Map<string, DueDelivery[]>;
+  bySink: Record<string, SinkTally>;
+} {
+  const bySink: Record<string, SinkTally> = {};
+  const lanes = new Map<string, DueDelivery[]>();
+  for (const row of due) {
+    const lane = lanes.get(row.sink);
+    if (lane === undefined) lanes.set(row.sink, [row]);
+    else lane.push(row);
+    bySink[row.sink] ??= { delivered: 0, retried: 0, failed: 0 };
+  }
+  return { lanes, bySink };
+}
+
+/** One sink's rows, one at a time (or all in one call for a digest sink), stopping once aborted. */
+async function runLane(
+  round: DeliveryRound,
+  sink: Sink | undefined,
+  sinkName: string,
+  rows: readonly DueDelivery[],
+): Promise<void> {
+  const { o, now } = round;
+  const batch = sink?.deliverBatch?.bind(sink);
+  if (batch !== undefined) {
+    await runDigestLane(round, batch, sinkName, rows);
+    return;
+  }
+  for (const row of rows) {
+    if (o.signal?.aborted === true) return;
+    const startedAt = now();
+    const outcome = await attemptSend(async () => {
+      if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
+      await sink.deliver(row.alert, {
+        deliveryId: deliveryIdFor(row.alert, sinkName),
+        attempt: row.attempts + 1,
+      });
+    });
+    await record(round, row, sinkName, startedAt, outcome);
+  }
+}
+
+/** A digest sink: the whole lane is one message, and its outcome is every row's outcome. */
+async function runDigestLane(
+  round: DeliveryRound,
+  batch: NonNullable<Sink['deliverBatch']>,
+  sinkName: string,
+  rows: readonly DueDelivery[],
+): Promise<void> {
+  if (round.o.signal?.aborted === true) return;
+  const startedAt = round.now();
+  const outcome = await attemptSend(() =>
+    batch(
+      rows.map((row) => ({
+        alert: row.alert,
+        delivery: { deliveryId: deliveryIdFor(row.alert, sinkName), attempt: row.attempts + 1 },
+      })),
+    ),
+  );
+  for (const row of rows) await record(round, row, sinkName, startedAt, outcome);
+}
+
+/** Runs one send and classifies what it threw, if anything. */
+async function attemptSend(send: () => Promise<void>): Promise<AttemptOutcome> {
+  try {
+    await send();
+    return { failure: undefined, permanent: false };
+  } catch (err) {
+    // Judged on what the sink threw: toGovtrailError would make an unclassified error look permanent.
+    return { failure: toGovtrailError(err, 'DELIVERY_FAILED'), permanent: isPermanentFailure(err) };
+  }
+}
+
+/** Records the outcome of the row's attempt (its attempts + 1): delivered, retry later, or failed. */
+async function record(
+  round: DeliveryRound,
+  row: DueDelivery,
+  sinkName: string,
+  startedAt: Date,
+  { failure, permanent }: AttemptOutcome,
+): Promise<void> {
+  const { o, now } = round;
+  const attempt = row.attempts + 1;
+  const tally = round.bySink[sinkName] as SinkTally;
+  const log = o.logger.child({
+    alertId: row.alert.alertId,
+    sink: sinkName,
+    attempt,
+    deliveryId: deliveryIdFor(row.alert, sinkName),
+  });
+  if (failure === undefined) {
+    await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
+    tally.delivered += 1;
+    log.debug('alert delivered');
+    return;
+  }
+  // Receivers may echo what they were sent; keys and secrets stay out of the table.
+  const error = scrubSecrets(`${failure.code}: ${failure.message}`);
+  if (permanent) {
+    await o.store.markFailed(
+      row.alert.alertId,
+      sinkName,
+      attempt,
+      `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
+    );
+    tally.failed += 1;
+    log.error(
+      { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+      'alert delivery failed permanently; not retrying',
+    );
+    return;
+  }
+  await retryOrGiveUp(round, row, sinkName, startedAt, failure, error, log);
+}
+
+/** A retryable failure: scheduled again with backoff, or `failed` once 24 hours have passed since the first attempt. */
+async function retryOrGiveUp(
+  round: DeliveryRound,
+  row: DueDelivery,
+  sinkName: string,
+  startedAt: Date,
+  failure: GovtrailError,
+  error: string,
+  log: Logger,
+): Promise<void> {
+  const { o, now } = round;
+  const attempt = row.attempts + 1;
+  const tally = round.bySink[sinkName] as SinkTally;
+  const decision = nextRetry({
+    attempts: attempt,
+    firstAttemptAt: row.firstAttemptAt ?? startedAt,
+    now: now(),
+    retryAfterMs: retryAfterOf(failure),
+    ...(o.random === undefined ? {} : { random: o.random }),
+  });
+  if (decision.giveUp) {
+    await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
+    tally.failed += 1;
+    log.error(
+      { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
+      'alert delivery failed for 24 hours; giving up',
+    );
+  } else {
+    await o.store.markRetry(
+      row.alert.alertId,
+      sinkName,
+      attempt,
+      decision.nextAttemptAt,
+      error.slice(0, MAX_ERROR_TEXT),
+    );
+    tally.retried += 1;
+    log.warn(
+      { err: failure, retryable: failure.retryable, nextAttemptAt: decision.nextAttemptAt.toISOString() },
+      'alert delivery failed; will retry',
+    );
+  }
 }

@@ -4,8 +4,9 @@
  * in one process, each with its own database pool, to stand in for replicas.
  */
 import type { Agent } from 'undici';
+import type { DeliverySummary } from '../alerts/deliver.js';
 import type { Config, TenantConfig } from '../config/settings.js';
-import { createRunAnchorer } from '../outputs/anchor/after-run.js';
+import { createRunAnchorer, type RunAnchorer } from '../outputs/anchor/after-run.js';
 import type { Logger } from '../runtime/logger.js';
 import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
@@ -68,40 +69,93 @@ export interface WorkerService {
 
 const HEALTH_QUERY_TIMEOUT_MS = 5_000;
 
+/** The tenants configured and the tenants last scheduled, shared by the engine, health and metrics. */
+interface TenantScope {
+  configured: readonly TenantConfig[];
+  /** The tenants last scheduled: what health and the per-tenant metrics report on. */
+  scheduled: readonly TenantConfig[];
+  readonly list: TenantLister;
+}
+
+/** What the parts of one worker share. */
+interface WorkerShared {
+  readonly options: WorkerServiceOptions;
+  readonly config: Config;
+  readonly database: Database;
+  readonly logger: Logger;
+  readonly tenants: TenantScope;
+  readonly agent: Agent;
+  readonly alerting: Alerting;
+  readonly anchorer: RunAnchorer;
+  readonly metrics: WorkerMetrics;
+}
+
+function scheduledNames(tenants: TenantScope): string[] {
+  return tenants.scheduled.map((t) => t.name);
+}
+
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const { config, database } = options;
   const logger = options.logger.child({ component: 'worker' });
-  let configured: readonly TenantConfig[] = options.tenants ?? config.tenants;
-  const listTenants: TenantLister = options.listTenants ?? (async (c) => c);
-  // The tenants last scheduled: what health and the per-tenant metrics report on.
-  let scheduled: readonly TenantConfig[] = await listTenants(configured);
-  const names = (): string[] => scheduled.map((t) => t.name);
+  const configured = options.tenants ?? config.tenants;
+  const list: TenantLister = options.listTenants ?? (async (c) => c);
+  const tenants: TenantScope = { configured, scheduled: await list(configured), list };
   // One agent for every run: keep-alive connections and TLS sessions survive from slot to slot.
   const agent: Agent = createHttpAgent(config.http);
   const alerting = createAlerting(config, logger, database);
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
-
   let worker: Worker | undefined;
-  const metrics = createWorkerMetrics({
-    tenants: names(),
+  const metrics = createMetrics(options, database, logger, tenants, () => worker);
+  const shared: WorkerShared = {
+    options,
+    config,
+    database,
+    logger,
+    tenants,
+    agent,
+    alerting,
+    anchorer,
+    metrics,
+  };
+  worker = createWorkerEngine(shared);
+  const engine = worker;
+  const health = (): Promise<HealthReport> => checkHealth(shared, engine);
+  const server = await startServer(shared, health);
+  return serviceOf(shared, engine, server, health);
+}
+
+/** The worker's metrics; the engine's status is read through `engine` once it exists. */
+function createMetrics(
+  options: WorkerServiceOptions,
+  database: Database,
+  logger: Logger,
+  tenants: TenantScope,
+  engine: () => Worker | undefined,
+): WorkerMetrics {
+  return createWorkerMetrics({
+    tenants: scheduledNames(tenants),
     ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
     checkpointTimes: () =>
-      readCheckpointTimes(database.db, names()).catch((err: unknown) => {
+      readCheckpointTimes(database.db, scheduledNames(tenants)).catch((err: unknown) => {
         // A scrape must still answer when the database does not: the gauge is left out instead.
         logger.warn({ err }, 'could not read checkpoints for the metrics');
         return new Map<string, Date>();
       }),
-    lastSuccesses: () => readLastSuccesses(database.db, names()),
-    engineStatus: async () => worker?.status(),
+    lastSuccesses: () => readLastSuccesses(database.db, scheduledNames(tenants)),
+    engineStatus: async () => engine()?.status(),
   });
+}
 
-  // What every scheduled run of a tenant shares: the database, the agent, the outbox, the metrics.
-  const runOptions = (
-    tenant: TenantConfig,
-    signal: AbortSignal,
-    engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date; readonly retry: boolean },
-  ): SyncTenantOptions => ({
+/** What every scheduled run of a tenant shares: the database, the agent, the outbox, the metrics. */
+function runOptions(
+  shared: WorkerShared,
+  tenant: TenantConfig,
+  signal: AbortSignal,
+  engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date; readonly retry: boolean },
+): SyncTenantOptions {
+  const { database, config, logger, agent, alerting, metrics } = shared;
+  return {
     database,
     config,
     logger,
@@ -112,7 +166,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     alerting,
     engineAttempt,
     onRetry: () => metrics.recordRetry(tenant.name),
-  });
+  };
+}
+
+/** The job engine's database: the embedded one, or the server (which needs config.databaseUrl). */
+function engineConnection(shared: WorkerShared): EngineConnection {
+  const { database, config, options } = shared;
   const connection: EngineConnection =
     database.serialisedLite !== undefined
       ? { kind: 'embedded', pglite: database.serialisedLite }
@@ -124,30 +183,29 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   if (connection.kind === 'postgres' && connection.url === '') {
     throw new Error('the worker on a server needs config.databaseUrl for its job engine');
   }
-  worker = createEngine({
-    connection,
+  return connection;
+}
+
+/** The job engine, wired to the tenant runs, alert delivery, the metrics and the anchorer. */
+function createWorkerEngine(shared: WorkerShared): Worker {
+  const { config, database, logger, tenants, metrics, anchorer, options } = shared;
+  return createEngine({
+    connection: engineConnection(shared),
     schedule: config.schedule,
     reconcileSchedule: config.reconcileSchedule,
     spreadMs: config.spreadMs,
     concurrency: config.workerConcurrency,
     logger,
     tenants: async () => {
-      scheduled = await listTenants(configured);
-      return scheduled;
+      tenants.scheduled = await tenants.list(tenants.configured);
+      return tenants.scheduled;
     },
     run: (kind, tenant, signal, attempt) =>
       kind === 'sync'
-        ? syncTenant(runOptions(tenant, signal, attempt))
-        : reconcileTenant(runOptions(tenant, signal, attempt)),
-    deliverAlerts: async (signal) => {
-      const summary = await alerting.deliver(signal);
-      metrics.recordDeliveries(summary);
-      const due = await readNextDeliveryDue(database.db);
-      // Not sooner than a few seconds from now: a delivery that cannot make progress must not spin.
-      const nextDue = due === undefined ? undefined : new Date(Math.max(due.getTime(), Date.now() + 5_000));
-      return nextDue === undefined ? { summary } : { summary, nextDue };
-    },
-    missedReconciles: (slot, tenants) => readMissedReconciles(database.db, slot, tenants),
+        ? syncTenant(runOptions(shared, tenant, signal, attempt))
+        : reconcileTenant(runOptions(shared, tenant, signal, attempt)),
+    deliverAlerts: (signal) => deliverAlerts(shared, signal),
+    missedReconciles: (slot, list) => readMissedReconciles(database.db, slot, list),
     onRun: (s) => {
       metrics.recordRun(s);
       anchorer.onRun(s);
@@ -162,49 +220,66 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     },
     ...(options.replicaName !== undefined ? { instanceName: options.replicaName } : {}),
   });
-  const engine = worker;
+}
 
-  const health = async (): Promise<HealthReport> => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const [report, engineStatus] = await Promise.race([
-        Promise.all([
-          pingDatabase(database.db).then(() => readTenantHealth(database.db, names())),
-          engine.status().catch(() => undefined),
-        ]),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`database did not answer within ${HEALTH_QUERY_TIMEOUT_MS} ms`)),
-            HEALTH_QUERY_TIMEOUT_MS,
-          );
-        }),
-      ]);
-      return {
-        status: healthVerdict(report),
-        database: 'ok',
-        engine:
-          engineStatus === undefined
-            ? { name: 'pg-boss', state: 'unreachable' }
-            : {
-                name: 'pg-boss',
-                state: engineStatus.running ? 'running' : 'stopped',
-                schema: engineStatus.schema,
-                replicasAlive: engineStatus.replicasAlive,
-                queues: engineStatus.queues,
-              },
-        tenants: report,
-      };
-    } catch (err) {
-      logger.warn({ err }, 'health check: the database did not answer');
-      return { status: 'unhealthy', database: 'unreachable', tenants: [] };
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+/** One delivery pass over the outbox, and when the next due delivery is. */
+async function deliverAlerts(
+  shared: WorkerShared,
+  signal: AbortSignal,
+): Promise<{ summary: DeliverySummary; nextDue?: Date }> {
+  const summary = await shared.alerting.deliver(signal);
+  shared.metrics.recordDeliveries(summary);
+  const due = await readNextDeliveryDue(shared.database.db);
+  // Not sooner than a few seconds from now: a delivery that cannot make progress must not spin.
+  const nextDue = due === undefined ? undefined : new Date(Math.max(due.getTime(), Date.now() + 5_000));
+  return nextDue === undefined ? { summary } : { summary, nextDue };
+}
 
-  let server: HealthServer;
+/** The health report: the database and the engine, each within HEALTH_QUERY_TIMEOUT_MS. */
+async function checkHealth(shared: WorkerShared, engine: Worker): Promise<HealthReport> {
+  const { database, tenants, logger } = shared;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    server = await startHealthServer({
+    const [report, engineStatus] = await Promise.race([
+      Promise.all([
+        pingDatabase(database.db).then(() => readTenantHealth(database.db, scheduledNames(tenants))),
+        engine.status().catch(() => undefined),
+      ]),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`database did not answer within ${HEALTH_QUERY_TIMEOUT_MS} ms`)),
+          HEALTH_QUERY_TIMEOUT_MS,
+        );
+      }),
+    ]);
+    return {
+      status: healthVerdict(report),
+      database: 'ok',
+      engine:
+        engineStatus === undefined
+          ? { name: 'pg-boss', state: 'unreachable' }
+          : {
+              name: 'pg-boss',
+              state: engineStatus.running ? 'running' : 'stopped',
+              schema: engineStatus.schema,
+              replicasAlive: engineStatus.replicasAlive,
+              queues: engineStatus.queues,
+            },
+      tenants: report,
+    };
+  } catch (err) {
+    logger.warn({ err }, 'health check: the database did not answer');
+    return { status: 'unhealthy', database: 'unreachable', tenants: [] };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The health and metrics server; when it cannot start, the sinks and the agent are closed. */
+async function startServer(shared: WorkerShared, health: () => Promise<HealthReport>): Promise<HealthServer> {
+  const { options, config, logger, metrics, alerting, agent } = shared;
+  try {
+    return await startHealthServer({
       port: options.httpPort ?? config.httpPort,
       ...(options.httpHost !== undefined ? { host: options.httpHost } : {}),
       logger,
@@ -216,7 +291,16 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     await agent.close();
     throw err;
   }
+}
 
+/** The running service: reload takes a new tenant list; stop shuts everything down once, in order. */
+function serviceOf(
+  shared: WorkerShared,
+  engine: Worker,
+  server: HealthServer,
+  health: () => Promise<HealthReport>,
+): WorkerService {
+  const { config, logger, tenants, metrics, alerting, agent, anchorer, database } = shared;
   let stopping: Promise<{ aborted: boolean }> | undefined;
   return {
     worker: engine,
@@ -225,9 +309,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     port: server.port,
     health,
     async reload(next) {
-      configured = next.tenants;
+      tenants.configured = next.tenants;
       await engine.refreshTenants();
-      logger.info({ tenants: names() }, 'configuration reloaded: tenant list replaced');
+      logger.info({ tenants: scheduledNames(tenants) }, 'configuration reloaded: tenant list replaced');
     },
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {

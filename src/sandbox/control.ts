@@ -52,6 +52,27 @@ function parseObjectBody(body: Buffer, allowed: readonly string[]): Record<strin
   return value as Record<string, unknown>;
 }
 
+/** The body of /rewrite and /duplicate: the entry's id and the change to serve it with. */
+function parseChangeBody(body: Buffer): { id: string; change: RewriteSpec } {
+  const { id, set, metadata } = parseObjectBody(body, ['id', 'set', 'metadata']);
+  const change: RewriteSpec = {};
+  if (set !== undefined) change.set = set as Record<string, unknown>;
+  if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
+  return { id: id as string, change };
+}
+
+/** A /faults command: clear them all, set the random faults, or add one rule. */
+function applyFaultCommand(ctx: ServerContext, command: Record<string, unknown>): void {
+  if (command['clear'] === true) ctx.faults.clear();
+  else if (Object.hasOwn(command, 'random')) {
+    const spec = command['random'];
+    const seed = command['seed'];
+    if (spec !== null && typeof spec !== 'string') throw new RangeError('random must be a string or null');
+    if (seed !== undefined && typeof seed !== 'number') throw new RangeError('seed must be a number');
+    ctx.faults.setRandom(spec ?? undefined, seed);
+  } else ctx.faults.add(command as never);
+}
+
 /** Streams every entry as NDJSON with backpressure, in 64 KiB writes. */
 function streamEntries(ctx: ServerContext, res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -115,19 +136,13 @@ export function handleControl(
         sendJson(res, 200, ctx.history.insertLate(parseJsonBody(body) as EntrySpec & { at: string }));
         return;
       case 'POST /_sandbox/rewrite': {
-        const { id, set, metadata } = parseObjectBody(body, ['id', 'set', 'metadata']);
-        const change: RewriteSpec = {};
-        if (set !== undefined) change.set = set as Record<string, unknown>;
-        if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
-        sendJson(res, 200, ctx.history.rewrite(id as string, change));
+        const { id, change } = parseChangeBody(body);
+        sendJson(res, 200, ctx.history.rewrite(id, change));
         return;
       }
       case 'POST /_sandbox/duplicate': {
-        const { id, set, metadata } = parseObjectBody(body, ['id', 'set', 'metadata']);
-        const change: RewriteSpec = {};
-        if (set !== undefined) change.set = set as Record<string, unknown>;
-        if (metadata !== undefined) change.metadata = metadata as Record<string, unknown>;
-        sendJson(res, 200, ctx.history.duplicate(id as string, change));
+        const { id, change } = parseChangeBody(body);
+        sendJson(res, 200, ctx.history.duplicate(id, change));
         return;
       }
       case 'POST /_sandbox/remove': {
@@ -151,20 +166,10 @@ export function handleControl(
         ctx.auth.expireAll();
         sendJson(res, 200, {});
         return;
-      case 'POST /_sandbox/faults': {
-        const command = parseJsonBody(body) as Record<string, unknown>;
-        if (command['clear'] === true) ctx.faults.clear();
-        else if (Object.hasOwn(command, 'random')) {
-          const spec = command['random'];
-          const seed = command['seed'];
-          if (spec !== null && typeof spec !== 'string')
-            throw new RangeError('random must be a string or null');
-          if (seed !== undefined && typeof seed !== 'number') throw new RangeError('seed must be a number');
-          ctx.faults.setRandom(spec ?? undefined, seed);
-        } else ctx.faults.add(command as never);
+      case 'POST /_sandbox/faults':
+        applyFaultCommand(ctx, parseJsonBody(body) as Record<string, unknown>);
         sendJson(res, 200, {});
         return;
-      }
       case 'GET /_sandbox/stats':
         sendJson(res, 200, { ...ctx.stats, injected: ctx.faults.injected, size: ctx.history.size });
         return;

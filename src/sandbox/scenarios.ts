@@ -24,6 +24,17 @@ const reason = (text: string) => ({ kind: 'ANNOTATION_KIND_REASON', rawValue: te
 
 function steps(apiUser: string, supportUser: string): Step[] {
   const api = { kind: 'ACTOR_KIND_API', userId: apiUser };
+  return [...baselineAndWeakening(api, supportUser), ...burstToRecreation(api)];
+}
+
+/** The API actor of the story: one seeded API user. */
+interface ApiActor {
+  readonly kind: string;
+  readonly userId: string;
+}
+
+/** A baseline, then weakening changes made through different channels (vendor support last). */
+function baselineAndWeakening(api: ApiActor, supportUser: string): Step[] {
   return [
     {
       after: DAY,
@@ -89,6 +100,12 @@ function steps(apiUser: string, supportUser: string): Step[] {
         set: { autoDiscoveryEnabled: true },
       },
     },
+  ];
+}
+
+/** A burst, later changes, values this version does not know, a hard delete and a re-creation. */
+function burstToRecreation(api: ApiActor): Step[] {
+  return [
     // A burst: three changes within the hour.
     {
       after: 2 * DAY,

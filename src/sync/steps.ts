@@ -1,8 +1,8 @@
 /**
- * The steps every kind of run is made of (docs/design/sync.md "One run"; docs/design/integrity.md): the
- * tenant lock and the ledger row around one transaction, the batched write of what the source served, the
- * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts (sync) and
- * reconcile.ts sequence them; a new kind of run is one more short sequence.
+ * The steps every kind of run is made of (sync.md "One run"; integrity.md): the tenant lock and
+ * the ledger row around one transaction, the batched write of what the source served, the
+ * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts
+ * (sync) and reconcile.ts sequence them; a new kind of run is one more short sequence.
  */
 import { diffSnapshots, type FieldChange } from '../core/diff.js';
 import { type GovtrailError, toGovtrailError } from '../core/errors.js';
@@ -218,13 +218,6 @@ export function emptyCounters(): RunCounters {
 }
 
 /**
- * Runs one run of a kind for one tenant: takes the tenant's advisory lock (busy → a `skipped`
- * ledger row), opens the ledger row, and in one transaction runs `sequence`, then the change step,
- * the findings' alerts, the checkpoint (the newest stored entry by (created_at, entry_id)) and the
- * ledger's close. Never throws for a failed run: the summary carries the error, and the ledger row
- * records it (the transaction rolled back, so nothing the run wrote remains).
- */
-/**
  * ANALYZE, once the run committed, of the tables whose statistics its changes made stale
  * (store/statistics.ts decides which, from the size of the change relative to the table: a
  * backfill into empty tables always, a small tenant's backfill into a large store not). Best
@@ -248,16 +241,21 @@ async function refreshStatistics(
   }
 }
 
+/**
+ * Runs one run of a kind for one tenant: takes the tenant's advisory lock (busy → a `skipped`
+ * ledger row), opens the ledger row, and in one transaction runs `sequence`, then the change step,
+ * the findings' alerts, the checkpoint (the newest stored entry by (created_at, entry_id)) and the
+ * ledger's close. Never throws for a failed run: the summary carries the error, and the ledger row
+ * records it (the transaction rolled back, so nothing the run wrote remains).
+ */
 export async function executeRun(
   kind: RunKind,
   options: RunOptions,
   sequence: (ctx: RunContext) => Promise<SequenceResult>,
 ): Promise<RunSummary> {
-  const { database, tenantId, logger: rootLogger } = options;
+  const { database, tenantId } = options;
   const started = Date.now();
-  const summary = (
-    s: Omit<RunSummary, 'kind' | 'tenantId' | 'durationMs' | 'historyRequests'>,
-  ): RunSummary => ({
+  const summary = (s: PartialSummary): RunSummary => ({
     kind,
     tenantId,
     ...s,
@@ -266,18 +264,121 @@ export async function executeRun(
   });
 
   return database.withSession(async (session) => {
-    if (!(await tryLockTenant(session, tenantId))) {
-      const runId =
-        options.engineAttempt !== undefined
-          ? 0
-          : await recordSkippedRun(session, tenantId, options.trigger, kind);
-      rootLogger.info(
-        { tenant: tenantId, runId, kind },
-        `another process is working on this tenant; ${kind} skipped`,
+    if (!(await tryLockTenant(session, tenantId))) return summary(await skipRun(session, kind, options));
+    const run: RunState = {
+      kind,
+      runId: 0,
+      checkpointBefore: null,
+      isBackfill: false,
+      counters: emptyCounters(),
+    };
+    try {
+      const done = await findDoneInSlot(session, kind, options);
+      if (done !== undefined) return summary(done);
+      const { checkpoint, logger } = await openRun(session, options, run);
+      const result = await session
+        .transaction()
+        .execute((trx) => runInTransaction(trx, options, run, checkpoint, logger, sequence));
+
+      await refreshStatistics(session, result.stale, logger);
+      logger.info(
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
+        `${kind} succeeded`,
       );
       return summary({
-        runId,
+        runId: run.runId,
+        status: 'succeeded',
+        isBackfill: run.isBackfill,
+        counters: run.counters,
+        stopReason: result.stopReason,
+        checkpointBefore: run.checkpointBefore,
+        checkpointAfter: result.checkpointAfter,
+        alerts: result.alerts,
+        fieldChanges: result.fieldChanges,
+        findings: result.findings,
+        ...(result.integrity !== undefined ? { integrity: result.integrity } : {}),
+      });
+    } catch (err) {
+      return summary(await closeFailedRun(session, options, run, err));
+    } finally {
+      await unlockTenant(session, tenantId).catch(() => {});
+    }
+  });
+}
+
+/** A run as far as it got: filled in step by step, so that a failure records what is known. */
+interface RunState {
+  readonly kind: RunKind;
+  /** 0 until the ledger row exists. */
+  runId: number;
+  checkpointBefore: string | null;
+  isBackfill: boolean;
+  readonly counters: RunCounters;
+}
+
+/** What the run's transaction gives the summary. */
+interface TransactionResult {
+  readonly stale: readonly AnalyzedTable[];
+  readonly stopReason: 'checkpoint' | 'end_of_history';
+  readonly checkpointAfter: string | null;
+  readonly alerts: number;
+  readonly fieldChanges: number;
+  readonly findings: number;
+  readonly integrity?: IntegrityCounts;
+}
+
+type PartialSummary = Omit<RunSummary, 'kind' | 'tenantId' | 'durationMs' | 'historyRequests'>;
+
+/**
+ * Another process holds the tenant's lock: a `skipped` ledger row (none for an engine attempt,
+ * which is tried again later).
+ */
+async function skipRun(session: Session, kind: RunKind, options: RunOptions): Promise<PartialSummary> {
+  const { tenantId } = options;
+  const runId =
+    options.engineAttempt !== undefined
+      ? 0
+      : await recordSkippedRun(session, tenantId, options.trigger, kind);
+  options.logger.info(
+    { tenant: tenantId, runId, kind },
+    `another process is working on this tenant; ${kind} skipped`,
+  );
+  return {
+    runId,
+    status: 'skipped',
+    isBackfill: false,
+    counters: emptyCounters(),
+    stopReason: null,
+    checkpointBefore: null,
+    checkpointAfter: null,
+    alerts: 0,
+    fieldChanges: 0,
+    findings: 0,
+  };
+}
+
+/**
+ * A retried job attempt whose slot already has a successful run of its kind (an earlier attempt
+ * committed and lost its replica before the job was closed): nothing to run again. Looked up under
+ * the tenant lock, so no run of the slot can be committing meanwhile.
+ */
+async function findDoneInSlot(
+  session: Session,
+  kind: RunKind,
+  options: RunOptions,
+): Promise<PartialSummary | undefined> {
+  const attempt = options.engineAttempt;
+  if (attempt?.retry === true && attempt.slot !== undefined) {
+    const done = await findSucceededInSlot(session, options.tenantId, kind, attempt.slot);
+    if (done !== undefined) {
+      options.logger.info(
+        { tenant: options.tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
+        `${kind} of this slot already succeeded (its job was not closed); not run again`,
+      );
+      return {
+        runId: done,
         status: 'skipped',
+        alreadyDone: true,
         isBackfill: false,
         counters: emptyCounters(),
         stopReason: null,
@@ -286,187 +387,202 @@ export async function executeRun(
         alerts: 0,
         fieldChanges: 0,
         findings: 0,
-      });
+      };
     }
-    const counters = emptyCounters();
-    let runId = 0;
-    let checkpointBefore: string | null = null;
-    let isBackfill = false;
-    try {
-      const attempt = options.engineAttempt;
-      if (attempt?.retry === true && attempt.slot !== undefined) {
-        const done = await findSucceededInSlot(session, tenantId, kind, attempt.slot);
-        if (done !== undefined) {
-          rootLogger.info(
-            { tenant: tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
-            `${kind} of this slot already succeeded (its job was not closed); not run again`,
-          );
-          return summary({
-            runId: done,
-            status: 'skipped',
-            alreadyDone: true,
-            isBackfill: false,
-            counters: emptyCounters(),
-            stopReason: null,
-            checkpointBefore: null,
-            checkpointAfter: null,
-            alerts: 0,
-            fieldChanges: 0,
-            findings: 0,
-          });
-        }
-      }
-      const orphans = await failOrphanedRuns(session, tenantId);
-      if (orphans > 0)
-        rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
-      const checkpoint = await readCheckpoint(session, tenantId);
-      checkpointBefore = checkpoint?.entryId ?? null;
-      isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
-      runId = await startRun(
-        session,
-        tenantId,
-        options.trigger,
-        checkpointBefore,
-        kind,
-        options.engineAttempt?.slot,
-      );
-      const logger = rootLogger.child({ tenant: tenantId, runId });
-      logger.info(
-        {
-          kind,
-          checkpoint: checkpointBefore,
-          backfill: checkpoint === undefined,
-          lookbackMs: options.lookbackMs,
-        },
-        `${kind} started`,
-      );
+  }
+  return undefined;
+}
 
-      const result = await session.transaction().execute(async (trx) => {
-        const lastHash = await findLastRowHash(trx, tenantId);
-        const tracker = options.changes?.track?.({
-          tenantId,
-          runId,
-          isBackfill,
-          tenantWasEmpty: lastHash === null,
-          logger,
-        });
-        const findings = new FindingRecorder(tenantId, runId, options.changes);
-        const writer = new EntryWriter({
-          tenantId,
-          runId,
-          counters,
-          logger,
-          findings,
-          lastHash,
-          // Served-not-stored entries older than this no incremental run was meant to pick up.
-          backdatedBefore:
-            checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),
-          batchSize: options.batchSize ?? 2000,
-          ...(tracker !== undefined ? { tracker } : {}),
-        });
-        const ctx: RunContext = {
-          trx,
-          options,
-          tenantId,
-          runId,
-          checkpoint,
-          isBackfill,
-          logger,
-          counters,
-          writer,
-          findings,
-        };
-        const { stopReason, reconcile } = await sequence(ctx);
-        counters.warnings += counters.entriesRejected;
-        counters.httpRetries = options.source.stats.retries;
+/**
+ * Opens the ledger row, outside the run's transaction so that a failure can still close it: runs a
+ * dead process left unfinished are closed first, then the checkpoint is read and the run started.
+ */
+async function openRun(
+  session: Session,
+  options: RunOptions,
+  run: RunState,
+): Promise<{ checkpoint: Checkpoint | undefined; logger: Logger }> {
+  const { tenantId, logger: rootLogger } = options;
+  const orphans = await failOrphanedRuns(session, tenantId);
+  if (orphans > 0)
+    rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
+  const checkpoint = await readCheckpoint(session, tenantId);
+  run.checkpointBefore = checkpoint?.entryId ?? null;
+  run.isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
+  run.runId = await startRun(
+    session,
+    tenantId,
+    options.trigger,
+    run.checkpointBefore,
+    run.kind,
+    options.engineAttempt?.slot,
+  );
+  const logger = rootLogger.child({ tenant: tenantId, runId: run.runId });
+  logger.info(
+    {
+      kind: run.kind,
+      checkpoint: run.checkpointBefore,
+      backfill: checkpoint === undefined,
+      lookbackMs: options.lookbackMs,
+    },
+    `${run.kind} started`,
+  );
+  return { checkpoint, logger };
+}
 
-        const after = options.changes
-          ? await options.changes.after(trx, {
-              tenantId,
-              runId,
-              isBackfill,
-              inserted: counters.entriesInserted,
-              oldestNew: writer.oldestNew,
-              tracker,
-              logger,
-            })
-          : { alerts: 0, fieldChanges: 0 };
-        const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;
-        await finishRun(trx, runId, {
-          status: 'succeeded',
-          counters,
-          checkpointAfter,
-          stopReason,
-          reconcile,
-        });
-        // Decided here, where this transaction's own changes are still countable.
-        const stale = counters.entriesInserted > 0 ? await staleTables(trx, logger) : [];
-        return {
-          stale,
-          stopReason,
-          checkpointAfter,
-          alerts: after.alerts + findings.alerts,
-          fieldChanges: after.fieldChanges,
-          findings: findings.recorded,
-          ...(reconcile !== undefined ? { integrity: reconcile } : {}),
-        };
-      });
+/**
+ * Everything the run stores, in its one transaction: the kind's sequence (which writes the
+ * entries), the change step, the checkpoint and the ledger's close.
+ */
+async function runInTransaction(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  checkpoint: Checkpoint | undefined,
+  logger: Logger,
+  sequence: (ctx: RunContext) => Promise<SequenceResult>,
+): Promise<TransactionResult> {
+  const { tenantId } = options;
+  const { runId, counters, checkpointBefore } = run;
+  const { ctx, tracker } = await startWriting(trx, options, run, checkpoint, logger);
+  const { writer, findings } = ctx;
+  const { stopReason, reconcile } = await sequence(ctx);
+  counters.warnings += counters.entriesRejected;
+  counters.httpRetries = options.source.stats.retries;
 
-      await refreshStatistics(session, result.stale, logger);
-      logger.info(
-        { ...counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
-        `${kind} succeeded`,
-      );
-      return summary({
-        runId,
-        status: 'succeeded',
-        isBackfill,
-        counters,
-        stopReason: result.stopReason,
-        checkpointBefore,
-        checkpointAfter: result.checkpointAfter,
-        alerts: result.alerts,
-        fieldChanges: result.fieldChanges,
-        findings: result.findings,
-        ...(result.integrity !== undefined ? { integrity: result.integrity } : {}),
-      });
-    } catch (err) {
-      const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
-      counters.httpRetries = options.source.stats.retries;
-      rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
-      // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
-      const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
-      if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {
-        await discardRun(session, runId).catch((e: unknown) =>
-          rootLogger.error({ err: e }, 'could not discard the attempt to be retried'),
-        );
-      } else if (runId !== 0) {
-        await finishRun(session, runId, {
-          status: 'failed',
-          counters: failed,
-          checkpointAfter: checkpointBefore,
-          stopReason: null,
-          errorCode: error.code,
-          errorMessage: error.message.slice(0, 2000),
-        }).catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
-      }
-      return summary({
-        runId,
-        status: 'failed',
-        isBackfill,
-        counters: failed,
-        stopReason: null,
-        checkpointBefore,
-        checkpointAfter: checkpointBefore,
-        alerts: 0,
-        fieldChanges: 0,
-        findings: 0,
-        error,
-      });
-    } finally {
-      await unlockTenant(session, tenantId).catch(() => {});
-    }
+  const after = await changeStep(trx, options, run, writer, tracker, logger);
+  const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;
+  await finishRun(trx, runId, {
+    status: 'succeeded',
+    counters,
+    checkpointAfter,
+    stopReason,
+    reconcile,
   });
+  // Decided here, where this transaction's own changes are still countable.
+  const stale = counters.entriesInserted > 0 ? await staleTables(trx, logger) : [];
+  return {
+    stale,
+    stopReason,
+    checkpointAfter,
+    alerts: after.alerts + findings.alerts,
+    fieldChanges: after.fieldChanges,
+    findings: findings.recorded,
+    ...(reconcile !== undefined ? { integrity: reconcile } : {}),
+  };
+}
+
+/** The run's writer, finding recorder and change tracker, inside the transaction: the context the sequence runs in. */
+async function startWriting(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  checkpoint: Checkpoint | undefined,
+  logger: Logger,
+): Promise<{ ctx: RunContext; tracker: InsertTracker | undefined }> {
+  const { tenantId } = options;
+  const { runId, isBackfill, counters } = run;
+  const lastHash = await findLastRowHash(trx, tenantId);
+  const tracker = options.changes?.track?.({
+    tenantId,
+    runId,
+    isBackfill,
+    tenantWasEmpty: lastHash === null,
+    logger,
+  });
+  const findings = new FindingRecorder(tenantId, runId, options.changes);
+  const writer = new EntryWriter({
+    tenantId,
+    runId,
+    counters,
+    logger,
+    findings,
+    lastHash,
+    // Served-not-stored entries older than this no incremental run was meant to pick up.
+    backdatedBefore: checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),
+    batchSize: options.batchSize ?? 2000,
+    ...(tracker !== undefined ? { tracker } : {}),
+  });
+  const ctx: RunContext = {
+    trx,
+    options,
+    tenantId,
+    runId,
+    checkpoint,
+    isBackfill,
+    logger,
+    counters,
+    writer,
+    findings,
+  };
+  return { ctx, tracker };
+}
+
+/** The change step (field changes, alerts) over the run's new entries, in the run's transaction. */
+async function changeStep(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  writer: EntryWriter,
+  tracker: InsertTracker | undefined,
+  logger: Logger,
+): Promise<{ alerts: number; fieldChanges: number }> {
+  if (options.changes === undefined) return { alerts: 0, fieldChanges: 0 };
+  return options.changes.after(trx, {
+    tenantId: options.tenantId,
+    runId: run.runId,
+    isBackfill: run.isBackfill,
+    inserted: run.counters.entriesInserted,
+    oldestNew: writer.oldestNew,
+    tracker,
+    logger,
+  });
+}
+
+/**
+ * A failed run: the transaction rolled back, so nothing it wrote remains. The failure is recorded
+ * on its own, or, for an engine attempt that will be retried, its ledger row is removed.
+ */
+async function closeFailedRun(
+  session: Session,
+  options: RunOptions,
+  run: RunState,
+  err: unknown,
+): Promise<PartialSummary> {
+  const { tenantId, logger: rootLogger } = options;
+  const { kind, runId, counters, checkpointBefore } = run;
+  const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
+  counters.httpRetries = options.source.stats.retries;
+  rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
+  // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
+  const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
+  if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {
+    await discardRun(session, runId).catch((e: unknown) =>
+      rootLogger.error({ err: e }, 'could not discard the attempt to be retried'),
+    );
+  } else if (runId !== 0) {
+    await finishRun(session, runId, {
+      status: 'failed',
+      counters: failed,
+      checkpointAfter: checkpointBefore,
+      stopReason: null,
+      errorCode: error.code,
+      errorMessage: error.message.slice(0, 2000),
+    }).catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
+  }
+  return {
+    runId,
+    status: 'failed',
+    isBackfill: run.isBackfill,
+    counters: failed,
+    stopReason: null,
+    checkpointBefore,
+    checkpointAfter: checkpointBefore,
+    alerts: 0,
+    fieldChanges: 0,
+    findings: 0,
+    error,
+  };
 }
 
 /**
@@ -547,14 +663,14 @@ interface Served {
 }
 
 /**
- * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id served
- * twice with the same content, inserts what is not stored (one COPY per table, the hash chain continued), and
- * compares each re-served stored entry with the store by content hash — a difference is recorded as
- * `changed_at_source` (docs/design/sync.md S12), the stored original untouched. What any run finds besides
- * (docs/design/integrity.md): a stored entry dated behind `checkpoint − lookback` is recorded as `backdated`,
- * and an id served with another content in the same listing as `conflicting_ids` (the first copy stored, the
- * other in the discrepancy row). One batch is written while the next is fetched; at most one write is in
- * flight.
+ * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
+ * served twice with the same content, inserts what is not stored (one COPY per table, the hash
+ * chain continued), and compares each re-served stored entry with the store by content hash — a
+ * difference is recorded as `changed_at_source` (sync.md S12), the stored original untouched. What
+ * any run finds besides (integrity.md): a stored entry dated behind `checkpoint − lookback` is
+ * recorded as `backdated`, and an id served with another content in the same listing as
+ * `conflicting_ids` (the first copy stored, the other in the discrepancy row). One batch is written
+ * while the next is fetched; at most one write is in flight.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */

@@ -268,49 +268,11 @@ export function alertToDetectionFinding(alert: AlertMessage, options: OcsfOption
   const created = Date.parse(alert.createdAt);
   const time = Number.isFinite(created) ? created : options.now.getTime();
   const severityId = severityIdOf(alert.severity);
-  const actor = actorOf(ctx.actor?.kind ?? null, ctx.actor?.userId ?? null);
   const changes = (ctx.changes ?? []).map(alertChange);
-  const details = ctx.details ?? {};
-  const evidenceData: Record<string, unknown> = {
-    ...(alert.entryId !== null ? { entry_id: alert.entryId } : {}),
-    ...present('changed_at', ctx.changedAt ?? null),
-    ...present('change_kind', ctx.changeKind ?? null),
-    changes,
-    ...(Object.keys(details).length > 0 ? { details } : {}),
-  };
-  const evidence: OcsfEvidence = { ...(actor !== undefined ? { actor } : {}), data: evidenceData };
-  const related: OcsfRelatedEvent[] = [];
-  if (alert.entryId !== null) {
-    const activity = activityOfChangeKind(ctx.changeKind ?? null);
-    related.push({
-      uid: alert.entryId,
-      type_uid: typeUidOf(ENTITY_MANAGEMENT.classUid, activity.id),
-      type_name: typeNameOf(ENTITY_MANAGEMENT.className, activity.caption),
-    });
-  }
-  const tickets = (ctx.tickets ?? []).map((t) => ({
-    ...present('value', t.value),
-    ...present('url', t.url),
-  }));
-  const allChanges = ctx.allChanges ?? [];
-  const unmapped: Record<string, unknown> = {
-    alert_id: alert.alertId,
-    ...(tickets.length > 0 ? { tickets } : {}),
-    ...(ctx.reasons !== undefined && ctx.reasons.length > 0 ? { reasons: ctx.reasons } : {}),
-    ...present('syslog_event_id', ctx.syslogEventId ?? null),
-    ...present('trace_id', ctx.traceId ?? null),
-    ...(allChanges.length > changes.length ? { all_changes: allChanges.map(alertChange) } : {}),
-  };
-  const metadata: OcsfMetadata = {
-    version: OCSF_SCHEMA_VERSION,
-    product: product(options, OCSF_FEATURE_ALERTS),
-    uid: `${alert.dedupeKey}:create`,
-    log_name: 'alerts',
-    tenant_uid: alert.tenantId,
-    ...present('correlation_uid', ctx.traceId ?? null),
-    event_code: alert.ruleId,
-    processed_time: options.now.getTime(),
-  };
+  const evidence = findingEvidence(alert, ctx, changes);
+  const related = relatedEntryEvents(alert, ctx);
+  const unmapped = findingUnmapped(alert, ctx, changes);
+  const metadata = findingMetadata(alert, ctx, options);
   const observables = userObservable('evidences.actor.user.uid', ctx.actor?.userId ?? null);
   const runbook = ctx.runbook;
 
@@ -356,6 +318,76 @@ export function alertToDetectionFinding(alert: AlertMessage, options: OcsfOption
     ...(typeof runbook === 'string' && runbook !== '' ? { remediation: { desc: runbook } } : {}),
     ...(observables !== undefined ? { observables } : {}),
     unmapped,
+  };
+}
+
+/** The finding's evidence: the actor, and the changes and rule details that made the rule fire. */
+function findingEvidence(
+  alert: AlertMessage,
+  ctx: Partial<AlertContext>,
+  changes: readonly OcsfFieldChange[],
+): OcsfEvidence {
+  const actor = actorOf(ctx.actor?.kind ?? null, ctx.actor?.userId ?? null);
+  const details = ctx.details ?? {};
+  const evidenceData: Record<string, unknown> = {
+    ...(alert.entryId !== null ? { entry_id: alert.entryId } : {}),
+    ...present('changed_at', ctx.changedAt ?? null),
+    ...present('change_kind', ctx.changeKind ?? null),
+    changes,
+    ...(Object.keys(details).length > 0 ? { details } : {}),
+  };
+  return { ...(actor !== undefined ? { actor } : {}), data: evidenceData };
+}
+
+/** The history entry's Entity Management event, when the alert is about one entry. */
+function relatedEntryEvents(alert: AlertMessage, ctx: Partial<AlertContext>): OcsfRelatedEvent[] {
+  const related: OcsfRelatedEvent[] = [];
+  if (alert.entryId !== null) {
+    const activity = activityOfChangeKind(ctx.changeKind ?? null);
+    related.push({
+      uid: alert.entryId,
+      type_uid: typeUidOf(ENTITY_MANAGEMENT.classUid, activity.id),
+      type_name: typeNameOf(ENTITY_MANAGEMENT.className, activity.caption),
+    });
+  }
+  return related;
+}
+
+/** What OCSF has no place for: the alert id, tickets, reasons, correlation ids, every change. */
+function findingUnmapped(
+  alert: AlertMessage,
+  ctx: Partial<AlertContext>,
+  changes: readonly OcsfFieldChange[],
+): Record<string, unknown> {
+  const tickets = (ctx.tickets ?? []).map((t) => ({
+    ...present('value', t.value),
+    ...present('url', t.url),
+  }));
+  const allChanges = ctx.allChanges ?? [];
+  return {
+    alert_id: alert.alertId,
+    ...(tickets.length > 0 ? { tickets } : {}),
+    ...(ctx.reasons !== undefined && ctx.reasons.length > 0 ? { reasons: ctx.reasons } : {}),
+    ...present('syslog_event_id', ctx.syslogEventId ?? null),
+    ...present('trace_id', ctx.traceId ?? null),
+    ...(allChanges.length > changes.length ? { all_changes: allChanges.map(alertChange) } : {}),
+  };
+}
+
+function findingMetadata(
+  alert: AlertMessage,
+  ctx: Partial<AlertContext>,
+  options: OcsfOptions,
+): OcsfMetadata {
+  return {
+    version: OCSF_SCHEMA_VERSION,
+    product: product(options, OCSF_FEATURE_ALERTS),
+    uid: `${alert.dedupeKey}:create`,
+    log_name: 'alerts',
+    tenant_uid: alert.tenantId,
+    ...present('correlation_uid', ctx.traceId ?? null),
+    event_code: alert.ruleId,
+    processed_time: options.now.getTime(),
   };
 }
 

@@ -26,6 +26,7 @@ import {
   iterateRuns,
   iterateTimeline,
   iterateTimelineBefore,
+  type LedgerRun,
   listExtraFieldNames,
   type PeriodFilter,
   type TimelineEntry,
@@ -36,7 +37,7 @@ import { verifyStore } from '../../store/verify/verify.js';
 import { csvRow } from '../evidence/csv.js';
 import { EVIDENCE_HEADER, evidenceCells } from '../evidence/evidence.js';
 import { renderReport } from '../report/html.js';
-import { type CoverageSummary, CoverageTracker } from './coverage.js';
+import { type CoverageGap, type CoverageSummary, CoverageTracker } from './coverage.js';
 import { ANCHOR_FILES, CHECKSUMS_FILE, LISTED_FILES, MANIFEST_FILE, SIGNATURE_FILE } from './files.js';
 import { checksumsText, type Manifest, PACK_FORMAT, serialiseManifest } from './manifest.js';
 import { findValueOrigins, periodSettings, type SettingPeriod, SettingPeriodBuilder } from './periods.js';
@@ -314,6 +315,17 @@ export async function writeEvidencePack(
 
 type DataSummary = Omit<PackSummary, 'signedBy'>;
 
+type Progress = (step: string, rows: number) => void;
+
+/** What every step that writes a data file works with. */
+interface PackWriting {
+  readonly db: Session;
+  readonly dir: string;
+  readonly o: EvidencePackOptions;
+  readonly period: PeriodFilter;
+  readonly progress: Progress;
+}
+
 /** Every data file of the pack, inside the snapshot transaction. */
 async function writeData(
   db: Session,
@@ -321,106 +333,19 @@ async function writeData(
   o: EvidencePackOptions,
 ): Promise<{ files: WrittenFile[]; summary: DataSummary }> {
   const period: PeriodFilter = { tenantId: o.tenantId, from: o.from, to: o.to };
-  const progress = (step: string, rows: number) => o.onProgress?.({ step, rows });
+  const progress: Progress = (step, rows) => o.onProgress?.({ step, rows });
+  const w: PackWriting = { db, dir, o, period, progress };
   const files: WrittenFile[] = [];
 
   // changes.csv: the evidence export's rows and cells, to the letter.
   progress('changes.csv', 0);
-  files.push(
-    await writeCsv(
-      dir,
-      'changes.csv',
-      EVIDENCE_HEADER,
-      async (row) => {
-        for await (const c of iterateChanges(
-          db,
-          { tenantId: o.tenantId, since: o.from, until: o.to },
-          o.pageSize,
-        )) {
-          await row(evidenceCells(c));
-        }
-      },
-      progress,
-    ),
-  );
-
-  files.push(
-    await writeCsv(
-      dir,
-      'changes-without-ticket.csv',
-      UNTICKETED_HEADER,
-      async (row) => {
-        for await (const e of iterateChangesWithoutTicket(db, period, o.pageSize)) {
-          await row([
-            o.tenantId,
-            e.changedAtText,
-            e.actorKind === null ? '' : shortEnum(e.actorKind),
-            e.actorUserId ?? '',
-            e.changeKind === null ? '' : shortEnum(e.changeKind),
-            e.fields.join('; '),
-            e.reasons.join('; '),
-            e.entryId,
-            e.syslogEventId ?? '',
-            e.traceId ?? '',
-          ]);
-        }
-      },
-      progress,
-    ),
-  );
+  files.push(await writeChangesCsv(w));
+  files.push(await writeUnticketedCsv(w));
 
   const sampler = new TimelineSampler(o.tenantId, o);
   files.push(await writeSettingPeriods(db, dir, period, sampler, o.pageSize, progress));
-
-  for (const [name, at, justBefore, meaning] of [
-    [
-      'settings-at-start.json',
-      o.from,
-      false,
-      'the settings in force at the first instant of the period: govtrail.settings_as_of(tenant, from)',
-    ],
-    [
-      'settings-at-end.json',
-      o.to,
-      true,
-      'the settings in force at the last instant of the period: govtrail.settings_as_of(tenant, to - 1 microsecond)',
-    ],
-  ] as const) {
-    const row = await findSettingsInForce(db, o.tenantId, at, justBefore);
-    files.push(
-      await writeWholeFile(dir, name, settingsJson(o.tenantId, at, meaning, row), settingsCount(row)),
-    );
-  }
-
-  files.push(
-    await writeCsv(
-      dir,
-      'alerts.csv',
-      ALERTS_HEADER,
-      async (row) => {
-        for await (const a of iterateAlerts(db, period, o.pageSize)) {
-          await row([
-            String(a.alertId),
-            cellTime(a.createdAt),
-            cellTime(a.changedAt),
-            o.tenantId,
-            a.entryId ?? '',
-            a.ruleId,
-            String(a.ruleVersion),
-            a.severity,
-            a.title,
-            a.summary,
-            a.deliveryStatus,
-            a.deliveredSinks.join('; '),
-            a.pendingSinks.join('; '),
-            a.failedSinks.join('; '),
-            cellTime(a.lastDeliveredAt),
-          ]);
-        }
-      },
-      progress,
-    ),
-  );
+  files.push(...(await writeSettingsAtBounds(w)));
+  files.push(await writeAlertsCsv(w));
 
   const coverage = new CoverageTracker({
     from: o.from,
@@ -429,57 +354,7 @@ async function writeData(
     intervalMs: o.interval.ms,
     lastSuccessBefore: await findLastSuccessBefore(db, o.tenantId, o.from),
   });
-  files.push(
-    await writeCsv(
-      dir,
-      'runs.csv',
-      RUNS_HEADER,
-      async (row) => {
-        const gapRow = (g: { from: Date; to: Date; seconds: number; note: string }) =>
-          row([
-            'gap',
-            '',
-            '',
-            '',
-            '',
-            cellTime(g.from),
-            cellTime(g.to),
-            String(g.seconds),
-            ...new Array<string>(11).fill(''),
-            `no successful run for longer than ${humanSeconds((2 * o.interval.ms) / 1000)} (two schedule intervals): ${g.note}`,
-          ]);
-        for await (const r of iterateRuns(db, period, o.pageSize)) {
-          const c = coverage.add(r);
-          if (c.gap !== undefined) await gapRow(c.gap);
-          await row([
-            'run',
-            String(r.runId),
-            r.kind,
-            r.trigger,
-            r.status,
-            cellTime(r.startedAt),
-            cellTime(r.finishedAt),
-            c.secondsSinceLastSuccess === null ? '' : String(c.secondsSinceLastSuccess),
-            String(r.pagesFetched),
-            String(r.entriesFetched),
-            String(r.entriesInserted),
-            String(r.entriesRejected),
-            String(r.warnings),
-            String(r.httpRetries),
-            r.stopReason ?? '',
-            r.errorCode ?? '',
-            r.errorMessage ?? '',
-            r.coveredFromText ?? '',
-            r.coveredToText ?? '',
-            '',
-          ]);
-        }
-        const trailing = coverage.finish();
-        if (trailing !== undefined) await gapRow(trailing);
-      },
-      progress,
-    ),
-  );
+  files.push(await writeRunsCsv(w, coverage));
 
   progress('integrity.json (verifying the tamper-evidence chain)', 0);
   const integrity = await writeIntegrity(db, dir, o, coverage.summary());
@@ -511,6 +386,171 @@ async function writeData(
       backfill: reportData.backfill,
     },
   };
+}
+
+/** changes.csv: the evidence export's rows and cells, to the letter. */
+function writeChangesCsv({ db, dir, o, progress }: PackWriting): Promise<WrittenFile> {
+  return writeCsv(
+    dir,
+    'changes.csv',
+    EVIDENCE_HEADER,
+    async (row) => {
+      for await (const c of iterateChanges(
+        db,
+        { tenantId: o.tenantId, since: o.from, until: o.to },
+        o.pageSize,
+      )) {
+        await row(evidenceCells(c));
+      }
+    },
+    progress,
+  );
+}
+
+function writeUnticketedCsv({ db, dir, o, period, progress }: PackWriting): Promise<WrittenFile> {
+  return writeCsv(
+    dir,
+    'changes-without-ticket.csv',
+    UNTICKETED_HEADER,
+    async (row) => {
+      for await (const e of iterateChangesWithoutTicket(db, period, o.pageSize)) {
+        await row([
+          o.tenantId,
+          e.changedAtText,
+          e.actorKind === null ? '' : shortEnum(e.actorKind),
+          e.actorUserId ?? '',
+          e.changeKind === null ? '' : shortEnum(e.changeKind),
+          e.fields.join('; '),
+          e.reasons.join('; '),
+          e.entryId,
+          e.syslogEventId ?? '',
+          e.traceId ?? '',
+        ]);
+      }
+    },
+    progress,
+  );
+}
+
+/** settings-at-start.json and settings-at-end.json: the settings in force at each end of the period. */
+async function writeSettingsAtBounds({ db, dir, o }: PackWriting): Promise<WrittenFile[]> {
+  const files: WrittenFile[] = [];
+  for (const [name, at, justBefore, meaning] of [
+    [
+      'settings-at-start.json',
+      o.from,
+      false,
+      'the settings in force at the first instant of the period: govtrail.settings_as_of(tenant, from)',
+    ],
+    [
+      'settings-at-end.json',
+      o.to,
+      true,
+      'the settings in force at the last instant of the period: govtrail.settings_as_of(tenant, to - 1 microsecond)',
+    ],
+  ] as const) {
+    const row = await findSettingsInForce(db, o.tenantId, at, justBefore);
+    files.push(
+      await writeWholeFile(dir, name, settingsJson(o.tenantId, at, meaning, row), settingsCount(row)),
+    );
+  }
+  return files;
+}
+
+function writeAlertsCsv({ db, dir, o, period, progress }: PackWriting): Promise<WrittenFile> {
+  return writeCsv(
+    dir,
+    'alerts.csv',
+    ALERTS_HEADER,
+    async (row) => {
+      for await (const a of iterateAlerts(db, period, o.pageSize)) {
+        await row([
+          String(a.alertId),
+          cellTime(a.createdAt),
+          cellTime(a.changedAt),
+          o.tenantId,
+          a.entryId ?? '',
+          a.ruleId,
+          String(a.ruleVersion),
+          a.severity,
+          a.title,
+          a.summary,
+          a.deliveryStatus,
+          a.deliveredSinks.join('; '),
+          a.pendingSinks.join('; '),
+          a.failedSinks.join('; '),
+          cellTime(a.lastDeliveredAt),
+        ]);
+      }
+    },
+    progress,
+  );
+}
+
+/**
+ * runs.csv: every run of the period, with a `gap` row wherever no run succeeded for longer than
+ * two schedule intervals; `coverage` follows the runs and keeps the summary integrity.json uses.
+ */
+function writeRunsCsv(
+  { db, dir, o, period, progress }: PackWriting,
+  coverage: CoverageTracker,
+): Promise<WrittenFile> {
+  return writeCsv(
+    dir,
+    'runs.csv',
+    RUNS_HEADER,
+    async (row) => {
+      const gapRow = (g: CoverageGap) => row(gapCells(g, o.interval.ms));
+      for await (const r of iterateRuns(db, period, o.pageSize)) {
+        const c = coverage.add(r);
+        if (c.gap !== undefined) await gapRow(c.gap);
+        await row(runCells(r, c.secondsSinceLastSuccess));
+      }
+      const trailing = coverage.finish();
+      if (trailing !== undefined) await gapRow(trailing);
+    },
+    progress,
+  );
+}
+
+function gapCells(g: CoverageGap, intervalMs: number): string[] {
+  return [
+    'gap',
+    '',
+    '',
+    '',
+    '',
+    cellTime(g.from),
+    cellTime(g.to),
+    String(g.seconds),
+    ...new Array<string>(11).fill(''),
+    `no successful run for longer than ${humanSeconds((2 * intervalMs) / 1000)} (two schedule intervals): ${g.note}`,
+  ];
+}
+
+function runCells(r: LedgerRun, secondsSinceLastSuccess: number | null): string[] {
+  return [
+    'run',
+    String(r.runId),
+    r.kind,
+    r.trigger,
+    r.status,
+    cellTime(r.startedAt),
+    cellTime(r.finishedAt),
+    secondsSinceLastSuccess === null ? '' : String(secondsSinceLastSuccess),
+    String(r.pagesFetched),
+    String(r.entriesFetched),
+    String(r.entriesInserted),
+    String(r.entriesRejected),
+    String(r.warnings),
+    String(r.httpRetries),
+    r.stopReason ?? '',
+    r.errorCode ?? '',
+    r.errorMessage ?? '',
+    r.coveredFromText ?? '',
+    r.coveredToText ?? '',
+    '',
+  ];
 }
 
 /** A CSV file from a producer of rows, reporting progress every 1 000 rows. */

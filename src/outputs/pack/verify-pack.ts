@@ -75,6 +75,9 @@ export interface VerifyPackOptions {
   readonly hashesOnly?: boolean | undefined;
 }
 
+/** The trusted key as the report names it. */
+type TrustedKeyNames = PackVerification['signature']['trustedKey'];
+
 export async function verifyPack(dir: string, options: VerifyPackOptions = {}): Promise<PackVerification> {
   const problems: PackProblem[] = [];
   const trusted =
@@ -83,7 +86,7 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
       : { thumbprint: await keyThumbprint(options.trustedKey.key), source: options.trustedKey.source };
   const result = (
     manifest: Manifest | undefined,
-    files: CheckedFile[],
+    files: readonly CheckedFile[],
     status: SignatureStatus,
     claimedKey?: string,
   ): PackVerification => ({
@@ -94,20 +97,41 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
     signature: { status, claimedKey, trustedKey: trusted },
   });
 
+  const read = readManifest(dir, problems);
+  if (read === undefined) return result(undefined, [], 'skipped');
+  const { manifest, bytes } = read;
+  const { files, listed } = await checkListedFiles(dir, manifest, problems);
+  findUnexpectedFiles(dir, manifest, listed, problems);
+  if (options.hashesOnly) return result(manifest, files, 'skipped');
+  const signature = await checkSignature(dir, manifest, bytes, options.trustedKey, trusted, problems);
+  return result(manifest, files, signature.status, signature.claimedKey);
+}
+
+/** manifest.json, parsed, and its bytes (what the signature signs); undefined, with a problem, when it is not one. */
+function readManifest(
+  dir: string,
+  problems: PackProblem[],
+): { manifest: Manifest; bytes: Buffer } | undefined {
   const manifestPath = path.join(dir, MANIFEST_FILE);
   if (!existsSync(manifestPath)) {
     problems.push({ kind: 'manifest', file: MANIFEST_FILE, detail: `${MANIFEST_FILE} is missing` });
-    return result(undefined, [], 'skipped');
+    return undefined;
   }
-  const manifestBytes = readFileSync(manifestPath);
-  const parsed = parseManifest(manifestBytes);
+  const bytes = readFileSync(manifestPath);
+  const parsed = parseManifest(bytes);
   if (!parsed.ok) {
     problems.push({ kind: 'manifest', file: MANIFEST_FILE, detail: `not a pack manifest: ${parsed.reason}` });
-    return result(undefined, [], 'skipped');
+    return undefined;
   }
-  const manifest = parsed.manifest;
+  return { manifest: parsed.manifest, bytes };
+}
 
-  // Every listed file, hashed as a stream.
+/** Every listed file, hashed as a stream, against its sha256 and size in the manifest. */
+async function checkListedFiles(
+  dir: string,
+  manifest: Manifest,
+  problems: PackProblem[],
+): Promise<{ files: CheckedFile[]; listed: Set<string> }> {
   const files: CheckedFile[] = [];
   const listed = new Set<string>();
   for (const f of manifest.files) {
@@ -139,8 +163,16 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
     }
     files.push({ name: f.name, ok: true, rows: f.rows });
   }
+  return { files, listed };
+}
 
-  // Nothing else: a file that is not in the manifest could pass for evidence it is not.
+/** Nothing else: a file that is not in the manifest could pass for evidence it is not. */
+function findUnexpectedFiles(
+  dir: string,
+  manifest: Manifest,
+  listed: Set<string>,
+  problems: PackProblem[],
+): void {
   const signatureExpected = manifest.signature !== null;
   const signatureFile = manifest.signature?.file ?? SIGNATURE_FILE;
   for (const name of readdirSync(dir).sort()) {
@@ -155,10 +187,21 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
           : 'not listed in the manifest: it was added after the pack was written',
     });
   }
+}
 
-  if (options.hashesOnly) return result(manifest, files, 'skipped');
-
-  if (!signatureExpected) {
+/**
+ * The manifest's signature, checked only with the trusted key: the key the JWS names must be the
+ * one the manifest names, and a pack signed without a trusted key to check it is `unchecked`.
+ */
+async function checkSignature(
+  dir: string,
+  manifest: Manifest,
+  manifestBytes: Buffer,
+  trustedKey: TrustedKey | undefined,
+  trusted: TrustedKeyNames,
+  problems: PackProblem[],
+): Promise<{ status: SignatureStatus; claimedKey?: string | undefined }> {
+  if (manifest.signature === null) {
     if (trusted !== undefined) {
       problems.push({
         kind: 'signature_missing',
@@ -166,8 +209,9 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
         detail: `the pack is not signed, but a signature by ${trusted.source} was expected`,
       });
     }
-    return result(manifest, files, 'unsigned');
+    return { status: 'unsigned' };
   }
+  const signatureFile = manifest.signature.file ?? SIGNATURE_FILE;
   const jwsPath = path.join(dir, signatureFile);
   if (!existsSync(jwsPath)) {
     problems.push({
@@ -175,27 +219,27 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
       file: signatureFile,
       detail: 'the manifest says the pack is signed, but the signature file is missing',
     });
-    return result(manifest, files, 'invalid');
+    return { status: 'invalid' };
   }
   const jws = readFileSync(jwsPath, 'utf8').trim();
   const claimed = claimedKeyId(jws);
-  const kidMismatch = claimed !== manifest.signature?.keyThumbprint;
+  const kidMismatch = claimed !== manifest.signature.keyThumbprint;
   if (kidMismatch) {
     problems.push({
       kind: 'signature_invalid',
       file: signatureFile,
-      detail: `the signature names key ${claimed ?? '(none)'}, the manifest key ${manifest.signature?.keyThumbprint}`,
+      detail: `the signature names key ${claimed ?? '(none)'}, the manifest key ${manifest.signature.keyThumbprint}`,
     });
   }
-  if (options.trustedKey === undefined || trusted === undefined) {
+  if (trustedKey === undefined || trusted === undefined) {
     problems.push({
       kind: 'signature_unchecked',
       file: signatureFile,
       detail: `signed by key ${claimed ?? '(unnamed)'}, but no public key to check it with: pass --public-key FILE (or set GOVTRAIL_EVIDENCE_SIGNING_KEY), or --hashes-only to check the files alone`,
     });
-    return result(manifest, files, 'unchecked', claimed);
+    return { status: 'unchecked', claimedKey: claimed };
   }
-  const checked = await verifyDetached(jws, manifestBytes, options.trustedKey.key);
+  const checked = await verifyDetached(jws, manifestBytes, trustedKey.key);
   if (!checked.ok) {
     problems.push({
       kind: 'signature_invalid',
@@ -205,7 +249,7 @@ export async function verifyPack(dir: string, options: VerifyPackOptions = {}): 
           ? `signed by key ${claimed}, not by the trusted key ${trusted.thumbprint} (${trusted.source})`
           : `the signature does not verify with ${trusted.source}: ${checked.reason}`,
     });
-    return result(manifest, files, 'invalid', claimed);
+    return { status: 'invalid', claimedKey: claimed };
   }
-  return result(manifest, files, kidMismatch ? 'invalid' : 'valid', claimed);
+  return { status: kidMismatch ? 'invalid' : 'valid', claimedKey: claimed };
 }

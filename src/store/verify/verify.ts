@@ -153,6 +153,30 @@ function anchorDifference(
   return undefined;
 }
 
+/** What the check of one tenant carries from row to row and from page to page. */
+interface TenantCheck {
+  readonly tenantId: string;
+  readonly maxFindings: number;
+  readonly findings: TamperFinding[];
+  /** Anchors not reached yet, fewest entries first. */
+  readonly pendingAnchors: AnchorHead[];
+  /** Only the first anchor that fails is reported. */
+  anchorFailed: boolean;
+  /** The chain as the rows give it now, whatever row_hash says: what anchors are checked against. */
+  recomputed: Buffer | null;
+  /** Only the first break of the stored chain is reported (every row after it would fail too). */
+  chainBroken: boolean;
+  prevHash: Buffer | null;
+  prevSeq: bigint | null;
+  /** Findings on content, children and columns, which stop at maxFindings. */
+  childFindings: number;
+  rows: number;
+  /** Rows stored per run_id, compared with the run ledger at the end. */
+  readonly perRun: Map<string, number>;
+}
+
+type EntryPageRow = EntryRowDb & { run_id: string; content_sha256: Uint8Array | null };
+
 async function verifyTenant(
   db: Session,
   tenantId: string,
@@ -160,168 +184,247 @@ async function verifyTenant(
   maxFindings: number,
   anchors: readonly AnchorHead[],
 ): Promise<{ rows: number; findings: TamperFinding[] }> {
-  const findings: TamperFinding[] = [];
-  // The chain as the rows give it now, whatever row_hash says: what anchors are checked against.
-  let recomputed: Buffer | null = null;
-  const pendingAnchors = [...anchors].sort((a, b) => a.entries - b.entries);
-  let anchorFailed = false;
-  const checkAnchor = (anchor: AnchorHead, detail: string | undefined): void => {
-    if (detail === undefined || anchorFailed) return;
-    anchorFailed = true;
-    findings.push({
-      tenantId,
-      kind: 'anchor_mismatch',
-      seq: null,
-      entryId: anchor.head?.entryId ?? null,
-      detail: `anchor ${anchor.file} (${anchor.entries} entries, ${anchor.anchoredAt}) fails: ${detail}`,
-    });
-  };
-  while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === 0) {
-    const a = pendingAnchors.shift() as AnchorHead;
-    checkAnchor(a, undefined);
-  }
-  let chainBroken = false;
-  let childFindings = 0;
-  let prevHash: Buffer | null = null;
-  let prevSeq: bigint | null = null;
+  const check = startTenantCheck(tenantId, maxFindings, anchors);
   let afterSeq = -1n;
-  let rows = 0;
-  const perRun = new Map<string, number>();
   for (;;) {
-    const page = (
-      await sql<EntryRowDb & { run_id: string; content_sha256: Uint8Array | null }>`
+    const page = await loadEntryPage(db, tenantId, afterSeq, pageSize);
+    if (page.length === 0) break;
+    await checkEntryPage(db, check, page);
+    afterSeq = BigInt(page[page.length - 1]?.seq ?? '0');
+    if (page.length < pageSize) break;
+  }
+  checkAnchorsPastEnd(check);
+  await checkRunCounts(db, check);
+  return { rows: check.rows, findings: check.findings };
+}
+
+function startTenantCheck(
+  tenantId: string,
+  maxFindings: number,
+  anchors: readonly AnchorHead[],
+): TenantCheck {
+  const check: TenantCheck = {
+    tenantId,
+    maxFindings,
+    findings: [],
+    pendingAnchors: [...anchors].sort((a, b) => a.entries - b.entries),
+    anchorFailed: false,
+    recomputed: null,
+    chainBroken: false,
+    prevHash: null,
+    prevSeq: null,
+    childFindings: 0,
+    rows: 0,
+    perRun: new Map(),
+  };
+  while (check.pendingAnchors[0] !== undefined && check.pendingAnchors[0].entries === 0) {
+    const a = check.pendingAnchors.shift() as AnchorHead;
+    checkAnchor(check, a, undefined);
+  }
+  return check;
+}
+
+/** Reports an anchor that fails (`detail` says how); after the first failure, no more. */
+function checkAnchor(check: TenantCheck, anchor: AnchorHead, detail: string | undefined): void {
+  if (detail === undefined || check.anchorFailed) return;
+  check.anchorFailed = true;
+  check.findings.push({
+    tenantId: check.tenantId,
+    kind: 'anchor_mismatch',
+    seq: null,
+    entryId: anchor.head?.entryId ?? null,
+    detail: `anchor ${anchor.file} (${anchor.entries} entries, ${anchor.anchoredAt}) fails: ${detail}`,
+  });
+}
+
+/** The tenant's entries after `afterSeq`, in storage order. */
+async function loadEntryPage(
+  db: Session,
+  tenantId: string,
+  afterSeq: bigint,
+  pageSize: number,
+): Promise<EntryPageRow[]> {
+  return (
+    await sql<EntryPageRow>`
         select seq::text as seq, entry_id, created_at_text, raw::text as raw, row_hash, run_id::text as run_id,
                content_sha256
         from govtrail.history_entry
         where tenant_id = ${tenantId} and seq > ${afterSeq.toString()}::bigint
         order by history_entry.seq limit ${pageSize}`.execute(db)
-    ).rows;
-    if (page.length === 0) break;
-    const ids = page.map((r) => r.entry_id);
-    const annotations = (
-      await sql<AnnotationDb>`
+  ).rows;
+}
+
+/** The annotations (in order) and the snapshot rows of a page's entries, by entry id. */
+async function loadChildren(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<{ annByEntry: Map<string, AnnotationDb[]>; snapByEntry: Map<string, SnapshotDb> }> {
+  const annotations = (
+    await sql<AnnotationDb>`
         select entry_id, ordinal, key, kind, raw_value, display_value, display_label, display_url
         from govtrail.history_annotation
         where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])
         order by entry_id, ordinal`.execute(db)
-    ).rows;
-    const snapshots = (
-      await sql<SnapshotDb>`
+  ).rows;
+  const snapshots = (
+    await sql<SnapshotDb>`
         select entry_id
         from govtrail.settings_snapshot
         where tenant_id = ${tenantId} and entry_id = any(${ids}::text[])`.execute(db)
-    ).rows;
-    const annByEntry = new Map<string, AnnotationDb[]>();
-    for (const a of annotations) {
-      const list = annByEntry.get(a.entry_id);
-      if (list === undefined) annByEntry.set(a.entry_id, [a]);
-      else list.push(a);
-    }
-    const snapByEntry = new Map(snapshots.map((s) => [s.entry_id, s]));
-    const normalised: NormalisedEntry[] = [];
-
-    for (const row of page) {
-      rows++;
-      const seq = BigInt(row.seq);
-      perRun.set(row.run_id, (perRun.get(row.run_id) ?? 0) + 1);
-      const raw = JSON.parse(row.raw) as unknown;
-      const stored = Buffer.from(row.row_hash);
-      recomputed = rowHash(recomputed, {
-        tenantId,
-        entryId: row.entry_id,
-        createdAtText: row.created_at_text,
-        raw,
-      });
-      while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === rows) {
-        const a = pendingAnchors.shift() as AnchorHead;
-        checkAnchor(a, anchorDifference(a, { entryId: row.entry_id, recomputed, stored }));
-      }
-      if (!chainBroken) {
-        const expected = rowHash(prevHash, {
-          tenantId,
-          entryId: row.entry_id,
-          createdAtText: row.created_at_text,
-          raw,
-        });
-        if (!expected.equals(stored)) {
-          chainBroken = true;
-          // A gap in seq right before a row that does not chain: a row was removed. Gaps alone are
-          // normal (a rolled-back run consumes identity values); a gap followed by a good hash is fine.
-          const gap = prevSeq !== null && seq !== prevSeq + 1n;
-          findings.push({
-            tenantId,
-            kind: gap ? 'missing_predecessor' : 'hash_mismatch',
-            seq: Number(seq),
-            entryId: row.entry_id,
-            detail: gap
-              ? `row does not chain from the row before it (seq ${String(prevSeq)}, gap of ${String(seq - (prevSeq ?? 0n) - 1n)}): a predecessor was removed or the row was forged`
-              : prevSeq === null
-                ? 'first row of the tenant does not chain from the zero hash: the row was edited, forged, or rows before it were removed'
-                : 'row_hash does not match the row: the row was edited or forged',
-          });
-        }
-      }
-      prevHash = stored;
-      prevSeq = seq;
-
-      if (childFindings >= maxFindings) continue;
-      if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
-        childFindings++;
-        findings.push({
-          tenantId,
-          kind: 'content_hash_mismatch',
-          seq: Number(seq),
-          entryId: row.entry_id,
-          detail: 'content_sha256 does not match raw: the column was edited (the entry itself still chains)',
-        });
-        continue;
-      }
-      const problem = checkChildren(
-        tenantId,
-        row.entry_id,
-        raw,
-        annByEntry.get(row.entry_id) ?? [],
-        snapByEntry.get(row.entry_id),
-        normalised,
-      );
-      if (problem !== undefined) {
-        childFindings++;
-        findings.push({ ...problem, tenantId, seq: Number(seq), entryId: row.entry_id });
-      }
-    }
-    // The typed columns of the page, compared by PostgreSQL with what raw normalises to.
-    const seqOf = new Map(page.map((r) => [r.entry_id, Number(r.seq)]));
-    const mismatches = [
-      ...(await findEntryColumnMismatches(db, tenantId, normalised)),
-      ...(await findSnapshotColumnMismatches(
-        db,
-        tenantId,
-        normalised.filter((n) => snapByEntry.has(n.entry.entryId)),
-      )),
-    ];
-    for (const m of mismatches) {
-      if (childFindings >= maxFindings) break;
-      childFindings++;
-      findings.push({
-        tenantId,
-        kind: 'column_mismatch',
-        seq: seqOf.get(m.entryId) ?? null,
-        entryId: m.entryId,
-        detail: `${m.table}.${m.columns.join(', ')} ${m.columns.length === 1 ? 'differs' : 'differ'} from what the stored raw says: the column was edited (raw and the chain were not)`,
-      });
-    }
-    afterSeq = BigInt(page[page.length - 1]?.seq ?? '0');
-    if (page.length < pageSize) break;
+  ).rows;
+  const annByEntry = new Map<string, AnnotationDb[]>();
+  for (const a of annotations) {
+    const list = annByEntry.get(a.entry_id);
+    if (list === undefined) annByEntry.set(a.entry_id, [a]);
+    else list.push(a);
   }
+  const snapByEntry = new Map(snapshots.map((s) => [s.entry_id, s]));
+  return { annByEntry, snapByEntry };
+}
 
-  // Anchors beyond the stored rows: the newest entries were deleted (or everything was).
+/** One page of entries: the chain and anchors row by row, then content, children and columns. */
+async function checkEntryPage(db: Session, check: TenantCheck, page: readonly EntryPageRow[]): Promise<void> {
+  const { tenantId } = check;
+  const { annByEntry, snapByEntry } = await loadChildren(
+    db,
+    tenantId,
+    page.map((r) => r.entry_id),
+  );
+  const normalised: NormalisedEntry[] = [];
+  for (const row of page) {
+    const seq = BigInt(row.seq);
+    const raw = JSON.parse(row.raw) as unknown;
+    checkChainRow(check, row, seq, raw);
+    if (check.childFindings >= check.maxFindings) continue;
+    if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
+      check.childFindings++;
+      check.findings.push({
+        tenantId,
+        kind: 'content_hash_mismatch',
+        seq: Number(seq),
+        entryId: row.entry_id,
+        detail: 'content_sha256 does not match raw: the column was edited (the entry itself still chains)',
+      });
+      continue;
+    }
+    const problem = checkChildren(
+      tenantId,
+      row.entry_id,
+      raw,
+      annByEntry.get(row.entry_id) ?? [],
+      snapByEntry.get(row.entry_id),
+      normalised,
+    );
+    if (problem !== undefined) {
+      check.childFindings++;
+      check.findings.push({ ...problem, tenantId, seq: Number(seq), entryId: row.entry_id });
+    }
+  }
+  await checkPageColumns(db, check, page, normalised, snapByEntry);
+}
+
+/**
+ * One row in the hash chain: the recomputed chain moves on (and meets the anchors that end at this
+ * row), and the stored row_hash must chain from the stored hash before it.
+ */
+function checkChainRow(check: TenantCheck, row: EntryPageRow, seq: bigint, raw: unknown): void {
+  const { tenantId, pendingAnchors } = check;
+  check.rows++;
+  check.perRun.set(row.run_id, (check.perRun.get(row.run_id) ?? 0) + 1);
+  const stored = Buffer.from(row.row_hash);
+  const recomputed = rowHash(check.recomputed, {
+    tenantId,
+    entryId: row.entry_id,
+    createdAtText: row.created_at_text,
+    raw,
+  });
+  check.recomputed = recomputed;
+  while (pendingAnchors[0] !== undefined && pendingAnchors[0].entries === check.rows) {
+    const a = pendingAnchors.shift() as AnchorHead;
+    checkAnchor(check, a, anchorDifference(a, { entryId: row.entry_id, recomputed, stored }));
+  }
+  if (!check.chainBroken) {
+    const expected = rowHash(check.prevHash, {
+      tenantId,
+      entryId: row.entry_id,
+      createdAtText: row.created_at_text,
+      raw,
+    });
+    if (!expected.equals(stored)) {
+      check.chainBroken = true;
+      check.findings.push(chainBreak(tenantId, row.entry_id, seq, check.prevSeq));
+    }
+  }
+  check.prevHash = stored;
+  check.prevSeq = seq;
+}
+
+/**
+ * The finding for the first row that does not chain. A gap in seq right before it: a row was
+ * removed. Gaps alone are normal (a rolled-back run consumes identity values); a gap followed by a
+ * good hash is fine.
+ */
+function chainBreak(tenantId: string, entryId: string, seq: bigint, prevSeq: bigint | null): TamperFinding {
+  const gap = prevSeq !== null && seq !== prevSeq + 1n;
+  return {
+    tenantId,
+    kind: gap ? 'missing_predecessor' : 'hash_mismatch',
+    seq: Number(seq),
+    entryId,
+    detail: gap
+      ? `row does not chain from the row before it (seq ${String(prevSeq)}, gap of ${String(seq - (prevSeq ?? 0n) - 1n)}): a predecessor was removed or the row was forged`
+      : prevSeq === null
+        ? 'first row of the tenant does not chain from the zero hash: the row was edited, forged, or rows before it were removed'
+        : 'row_hash does not match the row: the row was edited or forged',
+  };
+}
+
+/** The typed columns of the page, compared by PostgreSQL with what raw normalises to. */
+async function checkPageColumns(
+  db: Session,
+  check: TenantCheck,
+  page: readonly EntryPageRow[],
+  normalised: readonly NormalisedEntry[],
+  snapByEntry: ReadonlyMap<string, SnapshotDb>,
+): Promise<void> {
+  const { tenantId } = check;
+  const seqOf = new Map(page.map((r) => [r.entry_id, Number(r.seq)]));
+  const mismatches = [
+    ...(await findEntryColumnMismatches(db, tenantId, normalised)),
+    ...(await findSnapshotColumnMismatches(
+      db,
+      tenantId,
+      normalised.filter((n) => snapByEntry.has(n.entry.entryId)),
+    )),
+  ];
+  for (const m of mismatches) {
+    if (check.childFindings >= check.maxFindings) break;
+    check.childFindings++;
+    check.findings.push({
+      tenantId,
+      kind: 'column_mismatch',
+      seq: seqOf.get(m.entryId) ?? null,
+      entryId: m.entryId,
+      detail: `${m.table}.${m.columns.join(', ')} ${m.columns.length === 1 ? 'differs' : 'differ'} from what the stored raw says: the column was edited (raw and the chain were not)`,
+    });
+  }
+}
+
+/** Anchors beyond the stored rows: the newest entries were deleted (or everything was). */
+function checkAnchorsPastEnd(check: TenantCheck): void {
+  const { pendingAnchors, rows } = check;
   for (const a of pendingAnchors)
     checkAnchor(
+      check,
       a,
       `the store holds ${rows} entries of the tenant, the anchor ${a.entries}: ${a.entries - rows} ${a.entries - rows === 1 ? 'entry was' : 'entries were'} deleted from the end (or the chain was cut short)`,
     );
+}
 
-  // Every row belongs to a run that says it inserted exactly that many rows.
+/** Every row belongs to a run that says it inserted exactly that many rows. */
+async function checkRunCounts(db: Session, check: TenantCheck): Promise<void> {
+  const { tenantId, perRun, findings } = check;
   const runs = (
     await sql<{ run_id: string; status: string; entries_inserted: number }>`
       select run_id::text as run_id, status, entries_inserted from govtrail.sync_run
@@ -350,7 +453,6 @@ async function verifyTenant(
         detail: `run ${run.run_id} recorded ${run.entries_inserted} entries inserted, 0 stored`,
       });
   }
-  return { rows, findings };
 }
 
 function checkChildren(
