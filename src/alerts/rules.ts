@@ -297,15 +297,23 @@ export function unrecognisedValues(
   return out;
 }
 
+/** isDiscrepancyLevel of each rule seen: a parsed rule is never changed, and this is asked per entry. */
+const discrepancyLevel = new WeakMap<Rule, boolean>();
+
 /** Whether a rule is about findings against the source (a `source_discrepancy` condition anywhere in it). */
 export function isDiscrepancyLevel(rule: Rule): boolean {
-  const visit = (c: ConditionSpec | undefined): boolean =>
-    c !== undefined &&
-    (c.source_discrepancy !== undefined ||
-      (c.any_of ?? []).some(visit) ||
-      (c.all_of ?? []).some(visit) ||
-      visit(c.not));
-  return visit(rule.condition);
+  let known = discrepancyLevel.get(rule);
+  if (known === undefined) {
+    const visit = (c: ConditionSpec | undefined): boolean =>
+      c !== undefined &&
+      (c.source_discrepancy !== undefined ||
+        (c.any_of ?? []).some(visit) ||
+        (c.all_of ?? []).some(visit) ||
+        visit(c.not));
+    known = visit(rule.condition);
+    discrepancyLevel.set(rule, known);
+  }
+  return known;
 }
 
 /** Whether a rule is evaluated per run (digest, sync failing) rather than per entry. */

@@ -20,12 +20,21 @@ export interface ParsedTime {
  */
 function utcMillis(y: number, mo: number, d: number, h: number, mi: number, s: number): number | undefined {
   if (h > 23 || mi > 59 || s > 59) return undefined;
+  if (mo < 1 || mo > 12 || d < 1) return undefined;
+  if (y >= 100) {
+    // The common case, without a Date object (this runs several times per entry stored).
+    const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+    if (d > (mo === 2 && leap ? 29 : (DAYS_IN_MONTH[mo - 1] as number))) return undefined;
+    return Date.UTC(y, mo - 1, d, h, mi, s);
+  }
   const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s));
   date.setUTCFullYear(y, mo - 1, d);
   if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d)
     return undefined;
   return date.getTime();
 }
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Parses an RFC 3339 timestamp; undefined when it is not one. */
 export function parseTimestamp(text: unknown): ParsedTime | undefined {

@@ -107,7 +107,10 @@ export function encodeCopyValue(value: CopyValue): string {
       if (value instanceof Date) return value.toISOString();
       if (value instanceof Uint8Array) {
         // bytea hex input `\x…`, its backslash escaped for COPY.
-        return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+        const bytes = Buffer.isBuffer(value)
+          ? value
+          : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+        return `\\\\x${bytes.toString('hex')}`;
       }
       if (Array.isArray(value)) return copyEscape(arrayLiteral(value));
       throw new TypeError(`cannot encode ${Object.prototype.toString.call(value)} for COPY`);
