@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     const t = process.cpuUsage();
     f();
     const d = process.cpuUsage(t);
-    (stages[name] ??= []).push((d.user + d.system) / texts.length);
+    const list = stages[name] ?? [];
+    list.push((d.user + d.system) / texts.length);
+    stages[name] = list;
   };
   for (let round = 0; round < 5; round++) {
     let raws: unknown[] = [];
