@@ -130,7 +130,11 @@ export function diffSnapshots(
   const namesBefore = extraFieldNames(before);
   const namesAfter = extraFieldNames(after);
   const all =
-    namesBefore.length === 0 ? namesAfter : namesAfter.length === 0 ? namesBefore : namesBefore.concat(namesAfter);
+    namesBefore.length === 0
+      ? namesAfter
+      : namesAfter.length === 0
+        ? namesBefore
+        : namesBefore.concat(namesAfter);
   all.sort();
   const extraNames = all.length < 2 ? all : all.filter((n, i) => i === 0 || n !== all[i - 1]);
   for (const name of extraNames) {

@@ -139,6 +139,11 @@ export class CopyBuilder {
     return this.#rows;
   }
 
+  /** Chunks completed and not yet handed over by `take`. */
+  get completed(): number {
+    return this.#chunks.length;
+  }
+
   row(values: readonly CopyValue[]): void {
     const n = values.length;
     if (n === 0) throw new Error('a COPY row needs at least one value');
@@ -208,7 +213,8 @@ export function* streamRows(
   builder.row(first);
   for (let r = rest.next(); r.done !== true; r = rest.next()) {
     builder.row(r.value);
-    yield* builder.take();
+    // Most rows complete no chunk: hand over only when one did (no array per row).
+    if (builder.completed > 0) yield* builder.take();
   }
   yield* builder.take(true);
 }
