@@ -338,7 +338,11 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
     const spec = c.field_changed;
     // A loop rather than filter: this runs per rule per entry, and most entries match nothing.
     let hits: FieldChange[] | undefined;
-    for (const ch of ctx.changes) if (fieldChangeMatches(spec, ch)) (hits ??= []).push(ch);
+    for (const ch of ctx.changes) {
+      if (!fieldChangeMatches(spec, ch)) continue;
+      if (hits === undefined) hits = [ch];
+      else hits.push(ch);
+    }
     return hits === undefined ? NO_MATCH : { matched: true, changes: hits, fieldScoped: true, details: {} };
   }
   if (c.change_kind_in !== undefined) {
@@ -387,7 +391,9 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
     let matched: Outcome[] | undefined;
     for (const sub of c.any_of) {
       const o = evaluate(sub, ctx);
-      if (o.matched) (matched ??= []).push(o);
+      if (!o.matched) continue;
+      if (matched === undefined) matched = [o];
+      else matched.push(o);
     }
     return matched === undefined ? NO_MATCH : combine(matched);
   }
