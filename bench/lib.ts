@@ -166,16 +166,67 @@ export interface ChildResult {
   readonly stderr: string;
   /** Peak RSS in KiB, when measured. */
   readonly peakRssKb: number | undefined;
+  /**
+   * CPU seconds of the govtrail process alone (user, system), when measured: the resource usage
+   * `/usr/bin/time -v` reports, which is what wait4() returns for exactly that one child (its own
+   * children included, it has none), not the bench's nor the sandbox's.
+   */
+  readonly cpu: { readonly userS: number; readonly systemS: number } | undefined;
+  /** Instructions retired by the child (`perf stat -e instructions`), when measured and supported. */
+  readonly instructions: number | undefined;
 }
 
-/** Runs `govtrail <args>` as a child; `/usr/bin/time -v` measures peak RSS when `memory` is set. */
+/**
+ * Whether `perf stat -e instructions` counts here: perf must be installed and the machine must
+ * expose a hardware counter (a VM often has none: perf then prints `<not supported>`). Checked
+ * once; `BENCH_PERF_EVENT` names another event to count instead (e.g. `task-clock`, to try the
+ * plumbing on a machine without counters).
+ */
+let perfChecked: string | false | undefined;
+export function perfEvent(): string | false {
+  if (perfChecked !== undefined) return perfChecked;
+  const event = process.env['BENCH_PERF_EVENT'] ?? 'instructions';
+  const r = spawnSync('perf', ['stat', '-x', ',', '-e', event, 'true'], { encoding: 'utf8' });
+  const line = r.status === 0 ? (r.stderr ?? '').split('\n').find((l) => l.includes(`,${event}`)) : undefined;
+  perfChecked = line !== undefined && /^[\d.]+,/.test(line) ? event : false;
+  return perfChecked;
+}
+
+/** Takes `perf stat -x,` output out of a child's stderr: the count, and the stderr without it. */
+function perfCount(stderr: string, event: string): { count: number | undefined; rest: string } {
+  let count: number | undefined;
+  const rest = stderr
+    .split('\n')
+    .filter((l) => {
+      const m = /^([\d.]+),[^,]*,([^,]+),/.exec(l);
+      if (m === null || !(m[2] as string).startsWith(event)) return true;
+      count = Number(m[1]);
+      return false;
+    })
+    .join('\n');
+  return { count, rest };
+}
+
+/**
+ * Runs `govtrail <args>` as a child. With `memory`, `/usr/bin/time -v` measures its peak RSS and
+ * CPU seconds, and, where `perfEvent()` says the machine counts them, `perf stat` its instructions.
+ */
 export function runGovtrail(
   args: string[],
   env: NodeJS.ProcessEnv,
   options: { memory?: boolean; onSpawn?: (child: ChildProcess) => void } = {},
 ): Promise<ChildResult> {
   const node = [process.execPath, ...entry, ...args];
-  const argv = options.memory ? ['/usr/bin/time', '-v', ...node] : node;
+  const perf = options.memory ? perfEvent() : false;
+  // perf outside time: time's own instructions (a fork and a wait4) are noise next to Node's.
+  const argv = options.memory
+    ? [
+        ...(perf === false ? [] : ['perf', 'stat', '-x', ',', '-e', perf, '--']),
+        '/usr/bin/time',
+        '-v',
+        ...node,
+      ]
+    : node;
   const started = performance.now();
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
@@ -193,14 +244,28 @@ export function runGovtrail(
   });
   return new Promise((resolve) => {
     child.once('close', (code, signal) => {
+      const ms = performance.now() - started;
+      let instructions: number | undefined;
+      if (perf !== false) {
+        const p = perfCount(stderr, perf);
+        instructions = p.count;
+        stderr = p.rest;
+      }
       const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      const user = /User time \(seconds\): ([\d.]+)/.exec(stderr);
+      const system = /System time \(seconds\): ([\d.]+)/.exec(stderr);
       resolve({
         code,
         signal,
-        ms: performance.now() - started,
+        ms,
         stdout,
         stderr,
         peakRssKb: m === null ? undefined : Number(m[1]),
+        cpu:
+          user === null || system === null
+            ? undefined
+            : { userS: Number(user[1]), systemS: Number(system[1]) },
+        instructions,
       });
     });
   });

@@ -12,6 +12,12 @@
  *   (f) reconcile    — `govtrail reconcile` of the same N entries against the filled store: the whole
  *                      history paged and compared by content hash (target: within 1.5 × (a));
  *                      with --memory, its peak RSS at 10 000 and 1 000 000 (target: ≤ 1.2 ×)
+ *
+ * For (c) and (f) also the CPU seconds (user + system) of the govtrail process, as a total and per
+ * 100 000 entries: wall time moves with a noisy neighbour on a shared machine, CPU time far less.
+ * They come from the child's resource usage as `/usr/bin/time -v` reports it (wait4 of exactly
+ * that process). Where the machine has a hardware counter, `perf stat -e instructions` adds the
+ * instructions of the child (see `perfEvent` in lib.ts; a VM without a PMU has none).
  */
 import os from 'node:os';
 import { sql } from 'kysely';
@@ -24,8 +30,10 @@ import { migrate } from '../src/store/migrate.js';
 import { type EncodedEntries, encodeEntries, writeEncodedEntries } from '../src/store/write/entries.js';
 import {
   buildGovtrail,
+  type ChildResult,
   createScratchDatabase,
   govtrailEnv,
+  perfEvent,
   runGovtrail,
   type SandboxProcess,
   sandboxTruth,
@@ -120,8 +128,17 @@ async function backfill(
   ms: number;
   runMs: number | undefined;
   peakRssKb: number | undefined;
+  cpu: ChildResult['cpu'];
+  instructions: number | undefined;
   noop?: { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
-  reconcile?: { ms: number; runMs: number | undefined; peakRssKb: number | undefined; matched: unknown };
+  reconcile?: {
+    ms: number;
+    runMs: number | undefined;
+    peakRssKb: number | undefined;
+    cpu: ChildResult['cpu'];
+    instructions: number | undefined;
+    matched: unknown;
+  };
   fetch?: { ms: number; entries: number } | undefined;
   write?: { ms: number; entries: number } | undefined;
 }> {
@@ -156,11 +173,20 @@ async function backfill(
         ms: f.ms,
         runMs: Number(fLog?.['ms']),
         peakRssKb: f.peakRssKb,
+        cpu: f.cpu,
+        instructions: f.instructions,
         matched: fLog?.['entriesMatched'],
       };
     };
     if (memory)
-      return { ms: c.ms, runMs: Number(cLog?.['ms']), peakRssKb: c.peakRssKb, reconcile: await reconcile() };
+      return {
+        ms: c.ms,
+        runMs: Number(cLog?.['ms']),
+        peakRssKb: c.peakRssKb,
+        cpu: c.cpu,
+        instructions: c.instructions,
+        reconcile: await reconcile(),
+      };
     const before = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
     const d = await runGovtrail(['sync'], env);
     if (d.code !== 0) throw new Error(`no-op sync failed: ${d.stderr.slice(-2000)}`);
@@ -170,6 +196,8 @@ async function backfill(
       ms: c.ms,
       runMs: Number(cLog?.['ms']),
       peakRssKb: c.peakRssKb,
+      cpu: c.cpu,
+      instructions: c.instructions,
       noop: {
         ms: d.ms,
         runMs: Number(dLog?.['ms']),
@@ -188,6 +216,18 @@ async function backfill(
 
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
+/** user + system seconds of a child. */
+const cpuS = (cpu: ChildResult['cpu']) => (cpu === undefined ? Number.NaN : cpu.userS + cpu.systemS);
+/** CPU seconds per 100 000 entries. */
+const per100k = (s: number, n: number) => Number(((s * 100_000) / n).toFixed(2));
+function cpuNote(cpu: ChildResult['cpu'], instructions: number | undefined, n: number): string {
+  if (cpu === undefined) return 'not measured';
+  const ins =
+    instructions === undefined
+      ? ''
+      : `, ${(instructions / 1e9).toFixed(2)} G ${perfEvent() || 'events'} (${((instructions * 100_000) / n / 1e9).toFixed(2)} G / 100 000)`;
+  return `user ${cpu.userS.toFixed(2)} s + sys ${cpu.systemS.toFixed(2)} s; ${per100k(cpuS(cpu), n).toFixed(2)} s / 100 000 entries${ins}`;
+}
 
 async function main(): Promise<void> {
   const load = os
@@ -210,8 +250,9 @@ async function main(): Promise<void> {
       `${noop.requests} history request(s), in-run ${noop.runMs} ms, inserted ${String(noop.inserted)}`,
     ],
     ['    peak RSS of (c)', `${Math.round((r.peakRssKb ?? 0) / 1024)} MiB`, ''],
+    ['    CPU of (c) (govtrail process)', `${cpuS(r.cpu).toFixed(2)} s`, cpuNote(r.cpu, r.instructions, N)],
   ];
-  const f = r.reconcile as { ms: number; runMs: number | undefined; peakRssKb: number | undefined };
+  const f = r.reconcile as NonNullable<typeof r.reconcile>;
   rows.push(
     [
       '(f) govtrail reconcile of the filled store',
@@ -219,6 +260,7 @@ async function main(): Promise<void> {
       `${rate(N, f.ms)}/s (in-run ${f.runMs} ms), ${(f.ms / a.ms).toFixed(2)} × (a)`,
     ],
     ['    peak RSS of (f)', `${Math.round((f.peakRssKb ?? 0) / 1024)} MiB`, ''],
+    ['    CPU of (f) (govtrail process)', `${cpuS(f.cpu).toFixed(2)} s`, cpuNote(f.cpu, f.instructions, N)],
   );
   // (e) twice: as Node sizes its heap by default, and with the heap capped. By default V8 lets the
   // heap grow with the allocation rate of a long run (garbage not yet collected, not data kept), so
@@ -289,6 +331,17 @@ async function main(): Promise<void> {
     reconcilePerS: rate(N, f.ms),
     fOverA: Number((f.ms / a.ms).toFixed(2)),
     reconcilePeakRssMiB: Math.round((f.peakRssKb ?? 0) / 1024),
+    syncCpuS: Number(cpuS(r.cpu).toFixed(2)),
+    syncUserS: r.cpu?.userS,
+    syncSysS: r.cpu?.systemS,
+    syncCpuPer100kS: per100k(cpuS(r.cpu), N),
+    reconcileCpuS: Number(cpuS(f.cpu).toFixed(2)),
+    reconcileUserS: f.cpu?.userS,
+    reconcileSysS: f.cpu?.systemS,
+    reconcileCpuPer100kS: per100k(cpuS(f.cpu), N),
+    perf: perfEvent() || 'unsupported',
+    ...(r.instructions === undefined ? {} : { syncInstructions: r.instructions }),
+    ...(f.instructions === undefined ? {} : { reconcileInstructions: f.instructions }),
     ...memory,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);

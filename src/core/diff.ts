@@ -125,7 +125,18 @@ export function diffSnapshots(
     });
   }
 
-  const extraNames = [...new Set([...extraFieldNames(before), ...extraFieldNames(after)])].sort();
+  // Sorted, repeats dropped (a top-level `defaultClientLifecycle.x` and lifecycle key `x` give one
+  // name), without the Set and spreads when a side has none (the common case, per entry).
+  const namesBefore = extraFieldNames(before);
+  const namesAfter = extraFieldNames(after);
+  const all =
+    namesBefore.length === 0
+      ? namesAfter
+      : namesAfter.length === 0
+        ? namesBefore
+        : namesBefore.concat(namesAfter);
+  all.sort();
+  const extraNames = all.length < 2 ? all : all.filter((n, i) => i === 0 || n !== all[i - 1]);
   for (const name of extraNames) {
     const a = effectiveExtra(name, readExtra(before, name));
     const b = effectiveExtra(name, readExtra(after, name));

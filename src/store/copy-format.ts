@@ -107,7 +107,10 @@ export function encodeCopyValue(value: CopyValue): string {
       if (value instanceof Date) return value.toISOString();
       if (value instanceof Uint8Array) {
         // bytea hex input `\x…`, its backslash escaped for COPY.
-        return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+        const bytes = Buffer.isBuffer(value)
+          ? value
+          : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+        return `\\\\x${bytes.toString('hex')}`;
       }
       if (Array.isArray(value)) return copyEscape(arrayLiteral(value));
       throw new TypeError(`cannot encode ${Object.prototype.toString.call(value)} for COPY`);
@@ -134,6 +137,11 @@ export class CopyBuilder {
   /** Rows encoded so far. */
   get rows(): number {
     return this.#rows;
+  }
+
+  /** Chunks completed and not yet handed over by `take`. */
+  get completed(): number {
+    return this.#chunks.length;
   }
 
   row(values: readonly CopyValue[]): void {
@@ -205,7 +213,8 @@ export function* streamRows(
   builder.row(first);
   for (let r = rest.next(); r.done !== true; r = rest.next()) {
     builder.row(r.value);
-    yield* builder.take();
+    // Most rows complete no chunk: hand over only when one did (no array per row).
+    if (builder.completed > 0) yield* builder.take();
   }
   yield* builder.take(true);
 }

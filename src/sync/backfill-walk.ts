@@ -48,6 +48,8 @@ interface Held {
   readonly annotations: readonly AnnotationRow[];
   /** PostgreSQL's created_at (microseconds) as sortable text: the walk's order is (pos, entryId). */
   readonly pos: string;
+  /** Date.parse(pos): milliseconds, for the time windows. */
+  readonly ms: number;
   /** The snapshot as jsonb returns it, or null. */
   readonly snapshot: WireSettings | null;
   readonly isBase: boolean;
@@ -155,9 +157,9 @@ export class BackfillWalk {
     // trusted only from the oldest entry seen + DISORDER_MS on (see drain).
     const oldestSeen = this.held[0];
     if (oldestSeen !== undefined) {
-      const limit = Date.parse(oldestSeen.pos) + DISORDER_MS;
+      const limit = oldestSeen.ms + DISORDER_MS;
       for (const h of batch)
-        if (Date.parse(h.pos) > limit)
+        if (h.ms > limit)
           return this.giveUp(
             `entry ${h.entry.entryId} arrived more than ${DISORDER_MS} ms out of time order`,
           );
@@ -201,16 +203,16 @@ export class BackfillWalk {
     if (oldest === undefined) return out;
     // Entries still to come are older than oldest + DISORDER_MS: an entry is finished once its
     // burst window and its diff base lie above that (or once the history has ended).
-    const settled = Date.parse(oldest.pos) + DISORDER_MS;
-    const reach = Date.parse(oldest.pos) + WALK_WINDOW_MS + MARGIN_MS;
+    const settled = oldest.ms + DISORDER_MS;
+    const reach = oldest.ms + WALK_WINDOW_MS + MARGIN_MS;
     while (this.held.length > 0) {
       const top = this.held.length - 1;
       const e = this.held[top] as Held;
-      if (!ended && Date.parse(e.pos) < reach) break;
+      if (!ended && e.ms < reach) break;
       let b = top - 1;
       while (b >= 0 && !(this.held[b] as Held).isBase) b--;
       const base = b >= 0 ? (this.held[b] as Held) : undefined;
-      if (!ended && (base === undefined || Date.parse(base.pos) <= settled)) break;
+      if (!ended && (base === undefined || base.ms <= settled)) break;
       const changes = diffSnapshots(base?.snapshot ?? null, e.snapshot, this.pack.ranks);
       for (const change of changes) out.push({ entryId: e.entry.entryId, change });
       const fired = firingRuleIds(this.pack, {
@@ -239,7 +241,14 @@ function held(n: NormalisedEntry, pos: string): Held {
   if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
     snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
   const isBase = isDiffBase(snapshot);
-  return { entry: { ...n.entry, raw: { snapshot } }, annotations: n.annotations, pos, snapshot, isBase };
+  return {
+    entry: { ...n.entry, raw: { snapshot } },
+    annotations: n.annotations,
+    pos,
+    ms: Date.parse(pos),
+    snapshot,
+    isBase,
+  };
 }
 
 const NOT_AS_IS = /[\u0000\ud800-\udfff]/;
@@ -250,6 +259,10 @@ function jsonbKeepsAsIs(value: unknown): boolean {
   if (typeof value === 'number') return Number.isFinite(value);
   if (value === null || typeof value !== 'object') return true;
   if (Array.isArray(value)) return value.every(jsonbKeepsAsIs);
-  for (const [k, v] of Object.entries(value)) if (NOT_AS_IS.test(k) || !jsonbKeepsAsIs(v)) return false;
+  // for-in, not Object.entries: no array of pairs per object (this runs for every stored entry).
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (NOT_AS_IS.test(k) || !jsonbKeepsAsIs((value as Record<string, unknown>)[k])) return false;
+  }
   return true;
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   canonicalJsonbText,
+  rowAndContentHashOfText,
   rowHash,
   rowHashOfText,
   toJsonbText,
@@ -190,6 +191,12 @@ describe('canonicalJsonbText and rowHashOfText: properties', () => {
           expect(got).toBe(rowHash(previous, { ...row, raw: JSON.parse(r.text) }).toString('hex'));
           if (!keysCollide(raw))
             expect(got).toBe(referenceRowHash(previous, { ...row, raw }).toString('hex'));
+          // Both hashes at once (the writer's path) give the same bytes as one at a time.
+          const both = rowAndContentHashOfText(previous, row, r.hashText);
+          expect(both.rowHash.toString('hex')).toBe(got);
+          expect(both.contentHash.toString('hex')).toBe(
+            createHash('sha256').update(r.hashText).digest('hex'),
+          );
         },
       ),
       { numRuns: 2000 },

@@ -1,7 +1,7 @@
 /**
  * Canonical JSON and the text PostgreSQL's jsonb accepts. Pure.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /** An escaped backslash (skipped), or an escape jsonb refuses: `\u0000`, a surrogate. */
 const JSONB_REFUSED = /\\\\|\\u(0000|d[89a-f][0-9a-f]{2})/gi;
@@ -123,7 +123,12 @@ export function canonicalJsonbText(value: unknown): { text: string; hashText: st
  * keep never count as a change, and a stored row and a served entry compare byte for byte.
  */
 export function contentHashOfText(canonicalRaw: string): Buffer {
-  return createHash('sha256').update(canonicalRaw).digest();
+  return sha256(canonicalRaw);
+}
+
+/** sha256 in one call (no Hash object: this runs twice for every entry stored or compared). */
+function sha256(data: string | Uint8Array): Buffer {
+  return hash('sha256', data, 'buffer') as unknown as Buffer;
 }
 
 /** The content hash of a raw entry (as served, or as read back from jsonb). */
@@ -149,6 +154,28 @@ export function rowHashOfText(
   h.update(canonicalRaw);
   h.update(`,"tenant_id":${canonicalJson(row.tenantId)}}`);
   return h.digest();
+}
+
+/**
+ * rowHashOfText and contentHashOfText of one row together, from one UTF-8 copy of its text: the
+ * content hash covers the bytes of canonicalRaw inside the row hash's input. The same bytes, hence
+ * the same hashes, as the two functions give.
+ */
+export function rowAndContentHashOfText(
+  previous: Uint8Array | null,
+  row: Omit<HashedEntry, 'raw'>,
+  canonicalRaw: string,
+): { rowHash: Buffer; contentHash: Buffer } {
+  const head = `{"created_at_text":${canonicalJson(row.createdAtText)},"entry_id":${canonicalJson(row.entryId)},"raw":`;
+  const tail = `,"tenant_id":${canonicalJson(row.tenantId)}}`;
+  const start = 32 + Buffer.byteLength(head);
+  const end = start + Buffer.byteLength(canonicalRaw);
+  const input = Buffer.allocUnsafe(end + Buffer.byteLength(tail));
+  input.set(previous ?? ZERO_HASH, 0);
+  input.write(head, 32);
+  input.write(canonicalRaw, start);
+  input.write(tail, end);
+  return { rowHash: sha256(input), contentHash: sha256(input.subarray(start, end)) };
 }
 
 /**

@@ -12,9 +12,25 @@ export interface ParsedDuration {
   readonly interval: string;
 }
 
+/**
+ * Durations already parsed, by text: a tenant's history repeats a handful of values, and each is
+ * parsed several times per entry (the columns, then the diff). Bounded; results are immutable.
+ */
+const parsed = new Map<string, ParsedDuration | undefined>();
+const MAX_CACHED = 1024;
+
 /** Parses a proto3 JSON duration; undefined when the text is not one. */
 export function parseDuration(text: unknown): ParsedDuration | undefined {
   if (typeof text !== 'string') return undefined;
+  const known = parsed.get(text);
+  if (known !== undefined || parsed.has(text)) return known;
+  const result = parseDurationText(text);
+  if (parsed.size >= MAX_CACHED) parsed.clear();
+  parsed.set(text, result);
+  return result;
+}
+
+function parseDurationText(text: string): ParsedDuration | undefined {
   const m = DURATION.exec(text.trim());
   if (m === null) return undefined;
   const sign = m[1] ?? '';

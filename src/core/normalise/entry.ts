@@ -30,6 +30,8 @@ function isObject(v: unknown): v is Obj {
  * U+FFFD here (the verbatim value stays in `raw`, where the store applies the same rule).
  */
 export function cleanText(s: string): string {
+  // Most text has neither: return it as it is, without a copy.
+  if (s.isWellFormed() && !s.includes('\u0000')) return s;
   return s.toWellFormed().replace(/\u0000/g, '\uFFFD');
 }
 
@@ -71,14 +73,14 @@ function timestampColumn(v: unknown, warnings: string[], name: string): string |
 
 function normaliseSnapshot(tenantId: string, entryId: string, s: Obj, warnings: string[]): SnapshotRow {
   const extra: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s)) if (!MAPPED_TOP_LEVEL_KEYS.has(k)) extra[k] = v;
+  for (const k in s) if (Object.hasOwn(s, k) && !MAPPED_TOP_LEVEL_KEYS.has(k)) extra[k] = s[k];
 
   let lifecycle: Obj = {};
   const lc = s['defaultClientLifecycle'];
   if (isObject(lc)) {
     lifecycle = lc;
-    for (const [k, v] of Object.entries(lc)) {
-      if (!MAPPED_LIFECYCLE_KEYS.has(k)) extra[`defaultClientLifecycle.${k}`] = v;
+    for (const k in lc) {
+      if (Object.hasOwn(lc, k) && !MAPPED_LIFECYCLE_KEYS.has(k)) extra[`defaultClientLifecycle.${k}`] = lc[k];
     }
   } else if (lc !== undefined && lc !== null) {
     warnings.push('snapshot.defaultClientLifecycle is not an object; kept in extra_fields');

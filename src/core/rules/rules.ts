@@ -256,15 +256,23 @@ export function unrecognisedValues(
   return out;
 }
 
+/** isDiscrepancyLevel of each rule seen: a parsed rule is never changed, and this is asked per entry. */
+const discrepancyLevel = new WeakMap<Rule, boolean>();
+
 /** Whether a rule is about findings against the source (a `source_discrepancy` condition anywhere in it). */
 export function isDiscrepancyLevel(rule: Rule): boolean {
-  const visit = (c: ConditionSpec | undefined): boolean =>
-    c !== undefined &&
-    (c.source_discrepancy !== undefined ||
-      (c.any_of ?? []).some(visit) ||
-      (c.all_of ?? []).some(visit) ||
-      visit(c.not));
-  return visit(rule.condition);
+  let known = discrepancyLevel.get(rule);
+  if (known === undefined) {
+    const visit = (c: ConditionSpec | undefined): boolean =>
+      c !== undefined &&
+      (c.source_discrepancy !== undefined ||
+        (c.any_of ?? []).some(visit) ||
+        (c.all_of ?? []).some(visit) ||
+        visit(c.not));
+    known = visit(rule.condition);
+    discrepancyLevel.set(rule, known);
+  }
+  return known;
 }
 
 /** Whether a rule is evaluated per run (digest, sync failing) rather than per entry. */
@@ -287,8 +295,14 @@ const PLAIN_MATCH: Outcome = { matched: true, changes: [], fieldScoped: false, d
 function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
   if (c.field_changed !== undefined) {
     const spec = c.field_changed;
-    const hits = ctx.changes.filter((ch) => fieldChangeMatches(spec, ch));
-    return hits.length === 0 ? NO_MATCH : { matched: true, changes: hits, fieldScoped: true, details: {} };
+    // A loop rather than filter: this runs per rule per entry, and most entries match nothing.
+    let hits: FieldChange[] | undefined;
+    for (const ch of ctx.changes) {
+      if (!fieldChangeMatches(spec, ch)) continue;
+      if (hits === undefined) hits = [ch];
+      else hits.push(ch);
+    }
+    return hits === undefined ? NO_MATCH : { matched: true, changes: hits, fieldScoped: true, details: {} };
   }
   if (c.change_kind_in !== undefined) {
     return isIn(ctx.entry.changeKind, c.change_kind_in) ? PLAIN_MATCH : NO_MATCH;
@@ -297,9 +311,11 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
     return isIn(ctx.entry.actorKind, c.actor_kind_in) ? PLAIN_MATCH : NO_MATCH;
   }
   if (c.annotation_missing !== undefined) {
-    const kinds = new Set(ctx.annotations.map((a) => a.kind));
-    const { kind, unless_any: unless = [] } = c.annotation_missing;
-    return !kinds.has(kind) && !unless.some((k) => kinds.has(k)) ? PLAIN_MATCH : NO_MATCH;
+    const { kind, unless_any: unless } = c.annotation_missing;
+    for (const a of ctx.annotations) {
+      if (a.kind === kind || (a.kind !== null && unless?.includes(a.kind) === true)) return NO_MATCH;
+    }
+    return PLAIN_MATCH;
   }
   if (c.unrecognised_values !== undefined) {
     const found = unrecognisedValues(ctx);
@@ -330,10 +346,25 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
       ? { ...PLAIN_MATCH, details: { burst: { count: inWindow, window } } }
       : NO_MATCH;
   }
-  if (c.any_of !== undefined) return combine(c.any_of.map((s) => evaluate(s, ctx)).filter((o) => o.matched));
+  if (c.any_of !== undefined) {
+    let matched: Outcome[] | undefined;
+    for (const sub of c.any_of) {
+      const o = evaluate(sub, ctx);
+      if (!o.matched) continue;
+      if (matched === undefined) matched = [o];
+      else matched.push(o);
+    }
+    return matched === undefined ? NO_MATCH : combine(matched);
+  }
   if (c.all_of !== undefined) {
-    const outcomes = c.all_of.map((s) => evaluate(s, ctx));
-    return outcomes.every((o) => o.matched) ? combine(outcomes) : NO_MATCH;
+    // Conditions have no side effects: the first one that fails decides.
+    const outcomes: Outcome[] = [];
+    for (const sub of c.all_of) {
+      const o = evaluate(sub, ctx);
+      if (!o.matched) return NO_MATCH;
+      outcomes.push(o);
+    }
+    return combine(outcomes);
   }
   if (c.not !== undefined) return evaluate(c.not, ctx).matched ? NO_MATCH : PLAIN_MATCH;
   // Run-level conditions never match a single entry.

@@ -9,8 +9,7 @@ import {
   canonicalJson,
   canonicalJsonbText,
   contentHash,
-  contentHashOfText,
-  rowHashOfText,
+  rowAndContentHashOfText,
   toJsonbText,
 } from '../../core/normalise/canonical.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
@@ -171,7 +170,8 @@ function* entryRows(
     // One serialisation for both the column and the hash, which covers what is stored as it reads
     // back (JSON of the jsonb text).
     const raw = canonicalJsonbText(entry.raw);
-    chain.hash = rowHashOfText(chain.hash, entry, raw.hashText);
+    const hashes = rowAndContentHashOfText(chain.hash, entry, raw.hashText);
+    chain.hash = hashes.rowHash;
     yield [
       tenantId,
       entry.entryId,
@@ -185,7 +185,7 @@ function* entryRows(
       raw.text,
       runId,
       chain.hash,
-      contentHashOfText(raw.hashText),
+      hashes.contentHash,
     ];
   }
 }
