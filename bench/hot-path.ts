@@ -5,12 +5,12 @@
  * and walked for field changes and rules (as a backfill's in-memory walk does). CPU µs per entry
  * (process.cpuUsage: GC threads included), best of five rounds. A quick loop for changes to the hot path; the bench (npm run bench) is the judge.
  */
-import { loadRulePack } from '../src/alerts/rules.js';
-import { nestsDeeperThan } from '../src/normalise/depth.js';
-import { entryKeyOf, normaliseEntry } from '../src/normalise/entry.js';
-import type { NormalisedEntry } from '../src/normalise/types.js';
+import { loadRulePack } from '../src/config/rule-pack.js';
+import { nestsDeeperThan } from '../src/core/normalise/depth.js';
+import { entryKeyOf, normaliseEntry } from '../src/core/normalise/entry.js';
+import type { NormalisedEntry } from '../src/core/normalise/types.js';
 import { startSandbox } from '../src/sandbox/index.js';
-import { encodeEntries } from '../src/store/history.js';
+import { encodeEntries } from '../src/store/write/entries.js';
 import { BackfillWalk } from '../src/sync/backfill-walk.js';
 
 const N = Number(process.argv[2] ?? 20_000);

@@ -17,10 +17,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAlerting } from '../../src/alerts/setup.js';
+import { createAlerting } from '../../src/app/alerting.js';
+import { reconcileTenant } from '../../src/app/tenant-run.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
 import type { Session } from '../../src/store/database.js';
-import { reconcileTenant } from '../../src/sync/service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const FIXTURE = new URL('../fixtures/equivalence/backfill-20000.json', import.meta.url);

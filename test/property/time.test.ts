@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamp } from '../../src/normalise/time.js';
+import { parseTimestamp } from '../../src/core/normalise/time.js';
 
 if (process.env['CI']) fc.configureGlobal({ seed: 20_261_126 });
 
