@@ -938,7 +938,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'missed-reconcile-forgotten',
     breaks:
       'docs/design/scaling.md: a reconcile slot missed while no worker ran is not run when one comes back',
-    patches: [{ file: 'src/worker/engine.ts', find: '      await catchUpReconcile();\n', replace: '' }],
+    patches: [{ file: 'src/worker/engine.ts', find: '  await catchUpReconcile(state);\n', replace: '' }],
     tests: ['test/integration/worker-engine.test.ts'],
   },
   {

@@ -193,16 +193,65 @@ export interface Worker {
 const MAX_TIMER_MS = 6 * 3_600_000;
 const INSERT_CHUNK = 500;
 
+/**
+ * What one engine holds between its steps: its options, pg-boss, and the state of its timers, jobs
+ * and caches. Created once by `createEngine`; the functions below are its steps.
+ */
+interface EngineState {
+  readonly options: EngineOptions;
+  readonly tuning: EngineTuning;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly embedded: boolean;
+  readonly boss: PgBoss;
+  /** Aborts the runs in flight when the grace period of `stop` is over. */
+  readonly abort: AbortController;
+  /** The batches of jobs this replica is running (one promise per batch handed out by pg-boss). */
+  readonly inFlight: Set<Promise<unknown>>;
+  /** The planner timers armed. */
+  readonly timers: Set<NodeJS.Timeout>;
+  /**
+   * The slot after a job's slot, by `kind slot`, asked by every job of the slot (twice when it fails):
+   * computed once per slot. cron-parser walks day by day to the next match, which costs milliseconds
+   * for a sparse expression; a slot's jobs all share the answer.
+   */
+  readonly nextSlots: Map<string, Date | undefined>;
+  /** The tenants as last asked: a job looks its tenant up here, and asks again when it is missing. */
+  roster: Map<string, TenantConfig>;
+  /** Set by `stop`: no more planning, delivery requests or retries. */
+  draining: boolean;
+  started: boolean;
+  stopped: Promise<{ aborted: boolean }> | undefined;
+}
+
 /** Creates the engine; nothing touches the database before `start`. */
 export function createEngine(options: EngineOptions): Worker {
   validateSchedule(options.schedule, 'GOVTRAIL_SCHEDULE');
   if (options.reconcileSchedule !== undefined) {
     validateSchedule(options.reconcileSchedule, 'GOVTRAIL_RECONCILE_SCHEDULE');
   }
+  const state = newEngineState(options);
+  return {
+    get busy() {
+      return state.inFlight.size > 0;
+    },
+    planSlot: (kind, slot) => planSlot(state, kind, slot),
+    async refreshTenants() {
+      await refreshTenants(state);
+    },
+    start: (startOptions = {}) => startEngine(state, startOptions),
+    status: () => engineStatus(state),
+    stop(graceMs) {
+      state.stopped ??= stopEngine(state, graceMs);
+      return state.stopped;
+    },
+  };
+}
+
+/** The engine's state before `start`: pg-boss constructed (not connected), no timer, no job. */
+function newEngineState(options: EngineOptions): EngineState {
   const tuning: EngineTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const { logger } = options;
-  const now = options.now ?? Date.now;
-  const embedded = options.connection.kind === 'embedded';
   const boss = new PgBoss({
     ...connectionOptions(options.connection),
     schema: ENGINE_SCHEMA,
@@ -214,352 +263,418 @@ export function createEngine(options: EngineOptions): Worker {
     instanceHeartbeatSeconds: 10,
   });
   boss.on('error', (err: unknown) => logger.error({ err }, 'job engine error'));
-  const abort = new AbortController();
-  const inFlight = new Set<Promise<unknown>>();
-  const timers = new Set<NodeJS.Timeout>();
-  let draining = false;
-  let started = false;
-  let stopped: Promise<{ aborted: boolean }> | undefined;
-
-  const scheduleOf = (kind: JobKind): string | undefined =>
-    kind === 'sync' ? options.schedule : options.reconcileSchedule;
-
-  // The slot after a job's slot, asked by every job of the slot (twice when it fails): computed once
-  // per slot. cron-parser walks day by day to the next match, which costs milliseconds for a sparse
-  // expression; a slot's jobs all share the answer.
-  const nextSlots = new Map<string, Date | undefined>();
-  const nextSlotOf = (kind: JobKind, slot: string): Date | undefined => {
-    const schedule = scheduleOf(kind);
-    if (schedule === undefined) return undefined;
-    const key = `${kind} ${slot}`;
-    if (nextSlots.has(key)) return nextSlots.get(key);
-    const next = slotAfter(schedule, new Date(slot));
-    // Slots of the past are not asked again for long: a few per kind are plenty.
-    if (nextSlots.size >= 16) nextSlots.clear();
-    nextSlots.set(key, next);
-    return next;
+  return {
+    options,
+    tuning,
+    logger,
+    now: options.now ?? Date.now,
+    embedded: options.connection.kind === 'embedded',
+    boss,
+    abort: new AbortController(),
+    inFlight: new Set(),
+    timers: new Set(),
+    nextSlots: new Map(),
+    roster: new Map(),
+    draining: false,
+    started: false,
+    stopped: undefined,
   };
+}
 
-  // The tenants as last asked: a job looks its tenant up here, and asks again when it is missing.
-  let roster = new Map<string, TenantConfig>();
-  const refreshTenants = async (): Promise<readonly TenantConfig[]> => {
-    const list = await options.tenants();
-    roster = new Map(list.map((t) => [t.name, t]));
-    return list;
-  };
-  const findTenant = async (name: string): Promise<TenantConfig | undefined> =>
-    roster.get(name) ?? (await refreshTenants()).find((t) => t.name === name);
+function scheduleOf(state: EngineState, kind: JobKind): string | undefined {
+  return kind === 'sync' ? state.options.schedule : state.options.reconcileSchedule;
+}
 
-  const planSlot = async (kind: JobKind, slot: Date): Promise<number> => {
-    const tenants = await refreshTenants();
-    const jobs = tenants.map((t) => ({
-      id: slotJobId(kind, t.name, slot),
-      data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
-      startAfter: new Date(slot.getTime() + spreadOffsetMs(t.name, options.spreadMs)),
-    }));
-    let inserted = 0;
-    for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
-      const ids = await boss.insert(QUEUES[kind], jobs.slice(i, i + INSERT_CHUNK), { returnId: true });
-      inserted += ids?.length ?? 0;
+/** The slot after `slot` in the schedule of its kind (undefined: none, or the kind is off); cached. */
+function nextSlotOf(state: EngineState, kind: JobKind, slot: string): Date | undefined {
+  const schedule = scheduleOf(state, kind);
+  if (schedule === undefined) return undefined;
+  const key = `${kind} ${slot}`;
+  if (state.nextSlots.has(key)) return state.nextSlots.get(key);
+  const next = slotAfter(schedule, new Date(slot));
+  // Slots of the past are not asked again for long: a few per kind are plenty.
+  if (state.nextSlots.size >= 16) state.nextSlots.clear();
+  state.nextSlots.set(key, next);
+  return next;
+}
+
+/** Asks the tenant list and keeps it as the roster. */
+async function refreshTenants(state: EngineState): Promise<readonly TenantConfig[]> {
+  const list = await state.options.tenants();
+  state.roster = new Map(list.map((t) => [t.name, t]));
+  return list;
+}
+
+async function findTenant(state: EngineState, name: string): Promise<TenantConfig | undefined> {
+  return state.roster.get(name) ?? (await refreshTenants(state)).find((t) => t.name === name);
+}
+
+/** Inserts one job per tenant for a slot (ids derived from kind, tenant and slot); resolves how many were new. */
+async function planSlot(state: EngineState, kind: JobKind, slot: Date): Promise<number> {
+  const { boss, options } = state;
+  const tenants = await refreshTenants(state);
+  const jobs = tenants.map((t) => ({
+    id: slotJobId(kind, t.name, slot),
+    data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+    startAfter: new Date(slot.getTime() + spreadOffsetMs(t.name, options.spreadMs)),
+  }));
+  let inserted = 0;
+  for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
+    const ids = await boss.insert(QUEUES[kind], jobs.slice(i, i + INSERT_CHUNK), { returnId: true });
+    inserted += ids?.length ?? 0;
+  }
+  state.logger.info({ kind, slot: slot.toISOString(), tenants: jobs.length, inserted }, 'slot planned');
+  // The slot's first jobs are due now: this replica's idle workers fetch at once instead of at
+  // their next poll (up to pollingIntervalSeconds later). Every replica plans the slot at its time,
+  // so every replica's workers wake, whether or not its own inserts won.
+  if (jobs.length > 0) wake(state, kind);
+  return inserted;
+}
+
+/** Arms the timer of the next slot of a kind; re-arms itself after planning. */
+function armPlanner(state: EngineState, kind: JobKind, schedule: string, after: Date): void {
+  if (state.draining) return;
+  const next = slotAfter(schedule, after);
+  if (next === undefined) return;
+  const wait = Math.min(Math.max(0, next.getTime() - state.now()), MAX_TIMER_MS);
+  const timer = setTimeout(() => {
+    state.timers.delete(timer);
+    if (state.draining) return;
+    if (state.now() < next.getTime()) {
+      armPlanner(state, kind, schedule, after);
+      return;
     }
-    logger.info({ kind, slot: slot.toISOString(), tenants: jobs.length, inserted }, 'slot planned');
-    // The slot's first jobs are due now: this replica's idle workers fetch at once instead of at
-    // their next poll (up to pollingIntervalSeconds later). Every replica plans the slot at its time,
-    // so every replica's workers wake, whether or not its own inserts won.
-    if (jobs.length > 0) wake(kind);
-    return inserted;
-  };
+    planSlot(state, kind, next)
+      .then(() => (kind === 'sync' ? requestDelivery(state) : undefined))
+      .catch((err: unknown) =>
+        state.logger.error({ err, kind, slot: next.toISOString() }, 'could not plan the slot'),
+      )
+      .finally(() => armPlanner(state, kind, schedule, next));
+  }, wait);
+  state.timers.add(timer);
+}
 
-  /** Arms the timer of the next slot of a kind; re-arms itself after planning. */
-  const armPlanner = (kind: JobKind, schedule: string, after: Date): void => {
-    if (draining) return;
-    const next = slotAfter(schedule, after);
-    if (next === undefined) return;
-    const wait = Math.min(Math.max(0, next.getTime() - now()), MAX_TIMER_MS);
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (draining) return;
-      if (now() < next.getTime()) {
-        armPlanner(kind, schedule, after);
-        return;
-      }
-      planSlot(kind, next)
-        .then(() => (kind === 'sync' ? requestDelivery() : undefined))
-        .catch((err: unknown) =>
-          logger.error({ err, kind, slot: next.toISOString() }, 'could not plan the slot'),
-        )
-        .finally(() => armPlanner(kind, schedule, next));
-    }, wait);
-    timers.add(timer);
-  };
+/** Queues a delivery job (at `at`, or now) when alerts are delivered and the engine is not stopping. */
+async function requestDelivery(state: EngineState, at?: Date): Promise<void> {
+  if (state.options.deliverAlerts === undefined || state.draining) return;
+  await state.boss.send(QUEUES.deliver, {}, at !== undefined ? { startAfter: at } : {});
+}
 
-  const requestDelivery = async (at?: Date): Promise<void> => {
-    if (options.deliverAlerts === undefined || draining) return;
-    await boss.send(QUEUES.deliver, {}, at !== undefined ? { startAfter: at } : {});
-  };
+/**
+ * Lets this replica's workers of a queue fetch again at once instead of waiting out their poll
+ * interval: a worker that just finished a job takes the next one straight away while the slot's
+ * jobs last (pg-boss's burst modes need a batch or its cached counts; this needs neither).
+ */
+function wake(state: EngineState, kind: JobKind): void {
+  for (const w of state.boss.getWipData()) if (w.name === QUEUES[kind]) state.boss.notifyWorker(w.id);
+}
 
-  /**
-   * Lets this replica's workers of a queue fetch again at once instead of waiting out their poll
-   * interval: a worker that just finished a job takes the next one straight away while the slot's
-   * jobs last (pg-boss's burst modes need a batch or its cached counts; this needs neither).
-   */
-  const wake = (kind: JobKind): void => {
-    for (const w of boss.getWipData()) if (w.name === QUEUES[kind]) boss.notifyWorker(w.id);
-  };
+/** Whether a failed attempt can be tried again before the next slot of its kind begins. */
+function retriesLeft(state: EngineState, kind: JobKind, job: JobWithMetadata<SlotJob>): boolean {
+  const { tuning } = state;
+  if (state.draining || job.retryCount >= tuning.retryLimit) return false;
+  const nextSlot = nextSlotOf(state, kind, job.data.slot);
+  const longestDelayMs = tuning.retryDelaySeconds * 1000 * 2 ** job.retryCount;
+  return nextSlot === undefined || state.now() + longestDelayMs < nextSlot.getTime();
+}
 
-  /** Whether a failed attempt can be tried again before the next slot of its kind begins. */
-  const retriesLeft = (kind: JobKind, job: JobWithMetadata<SlotJob>): boolean => {
-    if (draining || job.retryCount >= tuning.retryLimit) return false;
-    const nextSlot = nextSlotOf(kind, job.data.slot);
-    const longestDelayMs = tuning.retryDelaySeconds * 1000 * 2 ** job.retryCount;
-    return nextSlot === undefined || now() + longestDelayMs < nextSlot.getTime();
-  };
+/** How a job ends: the outcome reported to `onJob`, and the status and output handed to pg-boss. */
+export interface JobDecision {
+  readonly outcome: JobEvent['outcome'];
+  readonly status: JobResult['status'];
+  readonly output: object;
+}
 
-  const runSlotJob = async (kind: JobKind, job: JobWithMetadata<SlotJob>): Promise<JobResult> => {
-    const startedAt = now();
-    const { tenant: name, slot } = job.data;
-    const event = (outcome: JobEvent['outcome']): JobEvent => ({
+/** What one attempt of a tenant's run gave: its summary, or what it threw. */
+export type AttemptResult = { readonly summary: SyncRunSummary } | { readonly threw: unknown };
+
+/**
+ * How a job whose run was attempted ends. `retriesLeft` is asked only when the attempt did not
+ * succeed (the attempt's own answer, decided once: the ledger and the job agree).
+ */
+export function decideJobOutcome(
+  kind: JobKind,
+  result: AttemptResult,
+  retriesLeft: () => boolean,
+): JobDecision {
+  const failed = (output: object): JobDecision =>
+    retriesLeft()
+      ? { outcome: 'retry', status: 'failed', output }
+      : { outcome: 'dead', status: 'deadletter', output };
+  if ('threw' in result) return failed({ error: String(result.threw) });
+  const { summary } = result;
+  if (summary.alreadyDone === true) {
+    // An earlier attempt's replica committed the run and died before closing the job.
+    return { outcome: 'done', status: 'completed', output: { alreadyDone: summary.runId } };
+  }
+  if (summary.status === 'succeeded') {
+    return { outcome: 'completed', status: 'completed', output: { runId: summary.runId } };
+  }
+  if (summary.status === 'skipped') {
+    // Another process holds the tenant (a manual `govtrail sync`, a run of the other kind, the
+    // retry of an earlier slot's job): try again later in the slot. A sync still locked out at the
+    // end of its slot was covered by the holder; a reconcile that never got in is dead-lettered.
+    if (retriesLeft()) return { outcome: 'retry', status: 'failed', output: { busy: true } };
+    return kind === 'sync'
+      ? { outcome: 'busy', status: 'completed', output: { busy: true } }
+      : { outcome: 'dead', status: 'deadletter', output: { busy: true } };
+  }
+  // The ledger row of a failed attempt stays only when it is the last one (steps.ts): the
+  // failure is recorded once, and the job's last attempt goes to the dead-letter queue.
+  return failed({ runId: summary.runId, error: summary.error?.code ?? null });
+}
+
+/** Runs one slot job: skips it when superseded or its tenant is gone, else attempts the run. */
+async function runSlotJob(
+  state: EngineState,
+  kind: JobKind,
+  job: JobWithMetadata<SlotJob>,
+): Promise<JobResult> {
+  const startedAt = state.now();
+  const { tenant: name, slot } = job.data;
+  const finish = ({ outcome, status, output }: JobDecision): JobResult => {
+    const waitMs = Math.max(0, startedAt - waitStart(job));
+    state.options.onJob?.({
       queue: kind,
       tenant: name,
       slot,
-      waitMs: Math.max(0, startedAt - waitStart(job)),
-      runMs: now() - startedAt,
+      waitMs,
+      runMs: state.now() - startedAt,
       outcome,
     });
-    const done = (outcome: JobEvent['outcome'], status: JobResult['status'], output: object): JobResult => {
-      options.onJob?.(event(outcome));
-      wake(kind);
-      return { id: job.id, status, output };
-    };
-    const nextSlot = nextSlotOf(kind, slot);
-    if (nextSlot !== undefined && startedAt >= nextSlot.getTime()) {
-      // The next slot has its own job for this tenant: running this one too would run it twice.
-      logger.info({ kind, tenant: name, slot }, 'job superseded by the next slot; not run');
-      return done('superseded', 'completed', { superseded: true });
-    }
-    const tenant = await findTenant(name);
-    if (tenant === undefined) {
-      logger.info({ kind, tenant: name, slot }, 'tenant no longer scheduled; job dropped');
-      return done('removed', 'completed', { removed: true });
-    }
-    const signal = AbortSignal.any([abort.signal, job.signal]);
-    // Decided once, when first asked (the run asks as it fails), so the ledger and the job agree.
-    let decided: boolean | undefined;
-    const attempt = {
-      slot: new Date(slot),
-      // A job taken over from a dead replica comes back as a retry (its heartbeat failed it).
-      retry: job.retryCount > 0,
-      get retriesLeft() {
-        decided ??= retriesLeft(kind, job);
-        return decided;
-      },
-    };
-    let summary: SyncRunSummary;
-    try {
-      summary = await options.run(kind, tenant, signal, attempt);
-    } catch (err) {
-      logger.error({ err, kind, tenant: name, slot }, 'tenant run threw');
-      return attempt.retriesLeft
-        ? done('retry', 'failed', { error: String(err) })
-        : done('dead', 'deadletter', { error: String(err) });
-    }
-    if (summary.alreadyDone === true) {
-      // An earlier attempt's replica committed the run and died before closing the job.
-      return done('done', 'completed', { alreadyDone: summary.runId });
-    }
-    options.onRun?.(summary);
-    if (summary.status === 'succeeded') {
-      if (summary.alerts > 0) await requestDelivery().catch(() => {});
-      return done('completed', 'completed', { runId: summary.runId });
-    }
-    if (summary.status === 'skipped') {
-      // Another process holds the tenant (a manual `govtrail sync`, a run of the other kind, the
-      // retry of an earlier slot's job): try again later in the slot. A sync still locked out at the
-      // end of its slot was covered by the holder; a reconcile that never got in is dead-lettered.
-      if (attempt.retriesLeft) return done('retry', 'failed', { busy: true });
-      return kind === 'sync'
-        ? done('busy', 'completed', { busy: true })
-        : done('dead', 'deadletter', { busy: true });
-    }
-    const output = { runId: summary.runId, error: summary.error?.code ?? null };
-    // The ledger row of a failed attempt stays only when it is the last one (steps.ts): the
-    // failure is recorded once, and the job's last attempt goes to the dead-letter queue.
-    return attempt.retriesLeft ? done('retry', 'failed', output) : done('dead', 'deadletter', output);
+    wake(state, kind);
+    return { id: job.id, status, output };
   };
+  const nextSlot = nextSlotOf(state, kind, slot);
+  if (nextSlot !== undefined && startedAt >= nextSlot.getTime()) {
+    // The next slot has its own job for this tenant: running this one too would run it twice.
+    state.logger.info({ kind, tenant: name, slot }, 'job superseded by the next slot; not run');
+    return finish({ outcome: 'superseded', status: 'completed', output: { superseded: true } });
+  }
+  const tenant = await findTenant(state, name);
+  if (tenant === undefined) {
+    state.logger.info({ kind, tenant: name, slot }, 'tenant no longer scheduled; job dropped');
+    return finish({ outcome: 'removed', status: 'completed', output: { removed: true } });
+  }
+  const attempt = slotAttempt(state, kind, job);
+  const result = await attemptRun(state, kind, tenant, job, attempt);
+  return finish(decideJobOutcome(kind, result, () => attempt.retriesLeft));
+}
 
-  const deliver = async (): Promise<void> => {
-    if (options.deliverAlerts === undefined) return;
-    const { summary, nextDue } = await options.deliverAlerts(abort.signal);
-    if (summary.delivered + summary.retried + summary.failed > 0) {
-      logger.info(
-        { delivered: summary.delivered, retried: summary.retried, givenUp: summary.failed },
-        'alerts delivered',
-      );
-    }
-    // A delivery to retry later gets a job at its time (the queue keeps one waiting at most).
-    if (nextDue !== undefined) await requestDelivery(nextDue);
-  };
-
-  const track = <T>(work: Promise<T>): Promise<T> => {
-    inFlight.add(work);
-    return work.finally(() => inFlight.delete(work));
-  };
-
-  const startWorkers = async (): Promise<void> => {
-    const slotOptions = {
-      localConcurrency: options.concurrency,
-      batchSize: 1,
-      pollingIntervalSeconds: tuning.pollingIntervalSeconds,
-      perJobResults: true,
-      includeMetadata: true,
-    } as const;
-    for (const kind of ['sync', 'reconcile'] as const) {
-      if (scheduleOf(kind) === undefined) continue;
-      await boss.work<SlotJob, unknown, typeof slotOptions>(
-        QUEUES[kind],
-        slotOptions,
-        (jobs: JobWithMetadata<SlotJob>[]) => track(Promise.all(jobs.map((job) => runSlotJob(kind, job)))),
-      );
-    }
-    if (options.deliverAlerts !== undefined) {
-      await boss.work(QUEUES.deliver, { pollingIntervalSeconds: tuning.pollingIntervalSeconds }, () =>
-        track(deliver()),
-      );
-    }
-  };
-
-  const createQueues = (): Promise<void> => createEngineQueues(boss, tuning, embedded);
-
-  /** Plans, once, the last reconcile slot for the tenants the ledger says missed it. */
-  const catchUpReconcile = async (): Promise<void> => {
-    const schedule = options.reconcileSchedule;
-    if (schedule === undefined || options.missedReconciles === undefined) return;
-    const slot = slotAtOrBefore(schedule, new Date(now()));
-    if (slot === undefined) return;
-    const tenants = await refreshTenants();
-    const missed = new Set(
-      await options.missedReconciles(
-        slot,
-        tenants.map((t) => t.name),
-      ),
-    );
-    if (missed.size === 0) return;
-    const jobs = tenants
-      .filter((t) => missed.has(t.name))
-      .map((t) => ({
-        id: slotJobId('reconcile', t.name, slot),
-        data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
-      }));
-    const ids = await boss.insert(QUEUES.reconcile, jobs, { returnId: true });
-    logger.info(
-      { slot: slot.toISOString(), missed: missed.size, inserted: ids?.length ?? 0 },
-      'reconcile slot missed while no worker ran: planned once',
-    );
-  };
-
+/** The attempt handed to the run; `retriesLeft` is decided once, when first asked (the run asks as it fails). */
+function slotAttempt(state: EngineState, kind: JobKind, job: JobWithMetadata<SlotJob>) {
+  let decided: boolean | undefined;
   return {
-    get busy() {
-      return inFlight.size > 0;
-    },
-    planSlot,
-    async refreshTenants() {
-      await refreshTenants();
-    },
-    async start(startOptions = {}) {
-      if (started || draining) return;
-      started = true;
-      await boss.start();
-      await createQueues();
-      await startWorkers();
-      const at = new Date(now());
-      if (startOptions.initialRun !== false) {
-        const current = slotAtOrBefore(options.schedule, at);
-        if (current !== undefined) await planSlot('sync', current);
-      }
-      await catchUpReconcile();
-      armPlanner('sync', options.schedule, at);
-      if (options.reconcileSchedule !== undefined) armPlanner('reconcile', options.reconcileSchedule, at);
-      await requestDelivery();
-      logger.info(
-        {
-          engine: 'pg-boss',
-          schema: ENGINE_SCHEMA,
-          schedule: options.schedule,
-          reconcileSchedule: options.reconcileSchedule ?? 'off',
-          spreadMs: options.spreadMs,
-          timezone: 'UTC',
-        },
-        'schedule started',
-      );
-    },
-    async status() {
-      const queues = await boss.getQueues(Object.values(QUEUES));
-      const counts = (name: string): QueueCounts => {
-        const q = queues.find((x: QueueResult) => x.name === name);
-        return {
-          queued: q?.queuedCount ?? 0,
-          active: q?.activeCount ?? 0,
-          failed: q?.failedCount ?? 0,
-          dead: 0,
-        };
-      };
-      const alive = (await boss.getInstances()).filter((i) => i.live && i.stoppedOn === null).length;
-      // The dead-letter queue is shared: its jobs are counted by the queue they failed on.
-      const { rows } = await boss
-        .getDb()
-        .executeSql(
-          `select source_name as name, count(*)::int as n from ${ENGINE_SCHEMA}.job where name = $1 group by source_name`,
-          [QUEUES.dead],
-        );
-      const dead = (name: string): number =>
-        Number((rows as Array<{ name: string | null; n: number }>).find((r) => r.name === name)?.n ?? 0);
-      return {
-        engine: 'pg-boss',
-        schema: ENGINE_SCHEMA,
-        running: started && !draining,
-        queues: {
-          sync: { ...counts(QUEUES.sync), dead: dead(QUEUES.sync) },
-          reconcile: { ...counts(QUEUES.reconcile), dead: dead(QUEUES.reconcile) },
-          deliver: { ...counts(QUEUES.deliver), dead: dead(QUEUES.deliver) },
-        },
-        replicasAlive: alive,
-      };
-    },
-    stop(graceMs) {
-      stopped ??= (async () => {
-        draining = true;
-        for (const timer of timers) clearTimeout(timer);
-        timers.clear();
-        if (!started) return { aborted: false };
-        for (const name of Object.values(QUEUES)) await boss.offWork(name, { wait: false }).catch(() => {});
-        let aborted = false;
-        if (inFlight.size > 0) {
-          logger.info({ graceMs }, 'waiting for the run in flight to finish');
-          let timer: NodeJS.Timeout | undefined;
-          const settled = Promise.allSettled([...inFlight]).then(() => false);
-          const timedOut = await Promise.race([
-            settled,
-            new Promise<boolean>((resolve) => {
-              timer = setTimeout(() => resolve(true), graceMs);
-            }),
-          ]);
-          clearTimeout(timer);
-          if (timedOut) {
-            logger.warn(
-              { graceMs },
-              'grace period over: aborting the run in flight (its transaction rolls back)',
-            );
-            abort.abort(new Error('shutdown'));
-            aborted = true;
-            await Promise.allSettled([...inFlight]);
-          }
-        }
-        await boss.stop({ graceful: true, close: true, timeout: 5_000 });
-        return { aborted };
-      })();
-      return stopped;
+    slot: new Date(job.data.slot),
+    // A job taken over from a dead replica comes back as a retry (its heartbeat failed it).
+    retry: job.retryCount > 0,
+    get retriesLeft() {
+      decided ??= retriesLeft(state, kind, job);
+      return decided;
     },
   };
+}
+
+/** One attempt of a tenant's run; reports a run that ran (`onRun`) and asks delivery of its alerts. */
+async function attemptRun(
+  state: EngineState,
+  kind: JobKind,
+  tenant: TenantConfig,
+  job: JobWithMetadata<SlotJob>,
+  attempt: ReturnType<typeof slotAttempt>,
+): Promise<AttemptResult> {
+  const signal = AbortSignal.any([state.abort.signal, job.signal]);
+  let summary: SyncRunSummary;
+  try {
+    summary = await state.options.run(kind, tenant, signal, attempt);
+  } catch (err) {
+    state.logger.error({ err, kind, tenant: job.data.tenant, slot: job.data.slot }, 'tenant run threw');
+    return { threw: err };
+  }
+  if (summary.alreadyDone === true) return { summary };
+  state.options.onRun?.(summary);
+  if (summary.status === 'succeeded' && summary.alerts > 0) await requestDelivery(state).catch(() => {});
+  return { summary };
+}
+
+/** A delivery job: delivers the due alerts and queues the next delivery at its time. */
+async function deliver(state: EngineState): Promise<void> {
+  const { options, logger } = state;
+  if (options.deliverAlerts === undefined) return;
+  const { summary, nextDue } = await options.deliverAlerts(state.abort.signal);
+  if (summary.delivered + summary.retried + summary.failed > 0) {
+    logger.info(
+      { delivered: summary.delivered, retried: summary.retried, givenUp: summary.failed },
+      'alerts delivered',
+    );
+  }
+  // A delivery to retry later gets a job at its time (the queue keeps one waiting at most).
+  if (nextDue !== undefined) await requestDelivery(state, nextDue);
+}
+
+/** Keeps `work` in the in-flight set until it settles (`busy`, and the grace period of `stop`). */
+function track<T>(state: EngineState, work: Promise<T>): Promise<T> {
+  state.inFlight.add(work);
+  return work.finally(() => state.inFlight.delete(work));
+}
+
+/** Registers this replica's workers: one per scheduled kind of slot job, and the delivery worker. */
+async function startWorkers(state: EngineState): Promise<void> {
+  const { boss, options, tuning } = state;
+  const slotOptions = {
+    localConcurrency: options.concurrency,
+    batchSize: 1,
+    pollingIntervalSeconds: tuning.pollingIntervalSeconds,
+    perJobResults: true,
+    includeMetadata: true,
+  } as const;
+  for (const kind of ['sync', 'reconcile'] as const) {
+    if (scheduleOf(state, kind) === undefined) continue;
+    await boss.work<SlotJob, unknown, typeof slotOptions>(
+      QUEUES[kind],
+      slotOptions,
+      (jobs: JobWithMetadata<SlotJob>[]) =>
+        track(state, Promise.all(jobs.map((job) => runSlotJob(state, kind, job)))),
+    );
+  }
+  if (options.deliverAlerts !== undefined) {
+    await boss.work(QUEUES.deliver, { pollingIntervalSeconds: tuning.pollingIntervalSeconds }, () =>
+      track(state, deliver(state)),
+    );
+  }
+}
+
+/** Plans, once, the last reconcile slot for the tenants the ledger says missed it. */
+async function catchUpReconcile(state: EngineState): Promise<void> {
+  const { options } = state;
+  const schedule = options.reconcileSchedule;
+  if (schedule === undefined || options.missedReconciles === undefined) return;
+  const slot = slotAtOrBefore(schedule, new Date(state.now()));
+  if (slot === undefined) return;
+  const tenants = await refreshTenants(state);
+  const missed = new Set(
+    await options.missedReconciles(
+      slot,
+      tenants.map((t) => t.name),
+    ),
+  );
+  if (missed.size === 0) return;
+  const jobs = tenants
+    .filter((t) => missed.has(t.name))
+    .map((t) => ({
+      id: slotJobId('reconcile', t.name, slot),
+      data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+    }));
+  const ids = await state.boss.insert(QUEUES.reconcile, jobs, { returnId: true });
+  state.logger.info(
+    { slot: slot.toISOString(), missed: missed.size, inserted: ids?.length ?? 0 },
+    'reconcile slot missed while no worker ran: planned once',
+  );
+}
+
+/**
+ * Starts pg-boss, creates the queues, registers the workers, plans the current sync slot (unless
+ * `initialRun` is false) and a missed reconcile slot, arms the planners and asks one delivery.
+ */
+async function startEngine(state: EngineState, startOptions: { initialRun?: boolean }): Promise<void> {
+  if (state.started || state.draining) return;
+  state.started = true;
+  const { boss, options } = state;
+  await boss.start();
+  await createEngineQueues(boss, state.tuning, state.embedded);
+  await startWorkers(state);
+  const at = new Date(state.now());
+  if (startOptions.initialRun !== false) {
+    const current = slotAtOrBefore(options.schedule, at);
+    if (current !== undefined) await planSlot(state, 'sync', current);
+  }
+  await catchUpReconcile(state);
+  armPlanner(state, 'sync', options.schedule, at);
+  if (options.reconcileSchedule !== undefined) armPlanner(state, 'reconcile', options.reconcileSchedule, at);
+  await requestDelivery(state);
+  state.logger.info(
+    {
+      engine: 'pg-boss',
+      schema: ENGINE_SCHEMA,
+      schedule: options.schedule,
+      reconcileSchedule: options.reconcileSchedule ?? 'off',
+      spreadMs: options.spreadMs,
+      timezone: 'UTC',
+    },
+    'schedule started',
+  );
+}
+
+/** Queue counts (pg-boss's cached monitor counts, dead letters by source queue) and live replicas. */
+async function engineStatus(state: EngineState): Promise<EngineStatus> {
+  const { boss } = state;
+  const queues = await boss.getQueues(Object.values(QUEUES));
+  const counts = (name: string): QueueCounts => {
+    const q = queues.find((x: QueueResult) => x.name === name);
+    return {
+      queued: q?.queuedCount ?? 0,
+      active: q?.activeCount ?? 0,
+      failed: q?.failedCount ?? 0,
+      dead: 0,
+    };
+  };
+  const alive = (await boss.getInstances()).filter((i) => i.live && i.stoppedOn === null).length;
+  // The dead-letter queue is shared: its jobs are counted by the queue they failed on.
+  const { rows } = await boss
+    .getDb()
+    .executeSql(
+      `select source_name as name, count(*)::int as n from ${ENGINE_SCHEMA}.job where name = $1 group by source_name`,
+      [QUEUES.dead],
+    );
+  const dead = (name: string): number =>
+    Number((rows as Array<{ name: string | null; n: number }>).find((r) => r.name === name)?.n ?? 0);
+  return {
+    engine: 'pg-boss',
+    schema: ENGINE_SCHEMA,
+    running: state.started && !state.draining,
+    queues: {
+      sync: { ...counts(QUEUES.sync), dead: dead(QUEUES.sync) },
+      reconcile: { ...counts(QUEUES.reconcile), dead: dead(QUEUES.reconcile) },
+      deliver: { ...counts(QUEUES.deliver), dead: dead(QUEUES.deliver) },
+    },
+    replicasAlive: alive,
+  };
+}
+
+/**
+ * Stops the planners and the fetching, lets the jobs in flight finish within `graceMs` (else aborts
+ * them), then stops pg-boss. Called once (`stop` keeps its promise). Runs synchronously up to the
+ * first await, so the planners are stopped when `stop` returns.
+ */
+async function stopEngine(state: EngineState, graceMs: number): Promise<{ aborted: boolean }> {
+  state.draining = true;
+  for (const timer of state.timers) clearTimeout(timer);
+  state.timers.clear();
+  if (!state.started) return { aborted: false };
+  for (const name of Object.values(QUEUES)) await state.boss.offWork(name, { wait: false }).catch(() => {});
+  const aborted = state.inFlight.size > 0 ? await drainInFlight(state, graceMs) : false;
+  await state.boss.stop({ graceful: true, close: true, timeout: 5_000 });
+  return { aborted };
+}
+
+/** Waits up to `graceMs` for the jobs in flight; then aborts them and waits for them to roll back. Resolves whether it aborted. */
+async function drainInFlight(state: EngineState, graceMs: number): Promise<boolean> {
+  const { logger, inFlight } = state;
+  logger.info({ graceMs }, 'waiting for the run in flight to finish');
+  let timer: NodeJS.Timeout | undefined;
+  const settled = Promise.allSettled([...inFlight]).then(() => false);
+  const timedOut = await Promise.race([
+    settled,
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!timedOut) return false;
+  logger.warn({ graceMs }, 'grace period over: aborting the run in flight (its transaction rolls back)');
+  state.abort.abort(new Error('shutdown'));
+  await Promise.allSettled([...inFlight]);
+  return true;
 }
 
 /** When the job could have started: its start-after time (the slot plus its spread offset). */
