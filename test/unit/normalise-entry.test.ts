@@ -78,6 +78,14 @@ describe('normaliseEntry', () => {
     });
   });
 
+  it('keeps an unknown snapshot field named __proto__ among the extra fields', () => {
+    const snapshot = JSON.parse('{"__proto__":{"a":1},"later":2}') as Record<string, unknown>;
+    const r = normaliseEntry('t', { metadata: full.metadata, snapshot });
+    const extra = r.ok ? r.value.snapshot?.extraFields : undefined;
+    expect(JSON.stringify(extra)).toBe('{"__proto__":{"a":1},"later":2}');
+    expect(Object.getPrototypeOf(extra)).toBe(Object.prototype);
+  });
+
   it('treats an absent or empty client type list as all types', () => {
     const absent = normaliseEntry('t', { metadata: full.metadata, snapshot: {} });
     const empty = normaliseEntry('t', { metadata: full.metadata, snapshot: { allowedClientTypes: [] } });

@@ -62,6 +62,15 @@ function prune(value: unknown, depth: number, limit: number): unknown {
   if (depth > limit) return tooDeepMarker(limit);
   if (Array.isArray(value)) return value.map((v) => prune(v, depth + 1, limit));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = prune(v, depth + 1, limit);
+  for (const [k, v] of Object.entries(value)) {
+    // defineProperty, not assignment: a key "__proto__" (JSON.parse makes it an own key) would
+    // otherwise set the copy's prototype and vanish from what is stored.
+    Object.defineProperty(out, k, {
+      value: prune(v, depth + 1, limit),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
   return out;
 }

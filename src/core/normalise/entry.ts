@@ -73,7 +73,14 @@ function timestampColumn(v: unknown, warnings: string[], name: string): string |
 
 function normaliseSnapshot(tenantId: string, entryId: string, s: Obj, warnings: string[]): SnapshotRow {
   const extra: Record<string, unknown> = {};
-  for (const k in s) if (Object.hasOwn(s, k) && !MAPPED_TOP_LEVEL_KEYS.has(k)) extra[k] = s[k];
+  for (const k in s) {
+    if (!Object.hasOwn(s, k) || MAPPED_TOP_LEVEL_KEYS.has(k)) continue;
+    // An unknown field named "__proto__" is a field like any other: assigned, it would set the
+    // prototype of `extra` and be lost from the extra column.
+    if (k === '__proto__')
+      Object.defineProperty(extra, k, { value: s[k], enumerable: true, writable: true, configurable: true });
+    else extra[k] = s[k];
+  }
 
   let lifecycle: Obj = {};
   const lc = s['defaultClientLifecycle'];
