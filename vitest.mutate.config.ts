@@ -25,23 +25,35 @@ export default defineConfig({
     include: [
       // every mutated module: it loads (catches a mutant that throws at import)
       'test/unit/core-modules-load.test.ts',
-      // normalise/
+      // core/normalise/
       'test/unit/normalise-*.test.ts',
       'test/property/normalise.test.ts',
       'test/property/canonical.test.ts',
       'test/property/entry-key.test.ts',
-      // changes/diff.ts
+      // core/diff.ts
       'test/unit/changes-diff*.test.ts',
-      // alerts/rules.ts, alerts/rule-schema.ts (and the backfill walk, which evaluates rules)
+      // core/rules/ (and the backfill walk, which evaluates rules)
       'test/unit/alerts-rules*.test.ts',
       'test/unit/alerts-rulepack*.test.ts',
       'test/unit/backfill-walk.test.ts',
-      // tenant-api/backoff.ts
+      // core/backoff.ts
       'test/unit/tenant-api-backoff*.test.ts',
-      // sync/stop-rule.ts
+      // core/stop-rule.ts
       'test/unit/sync-stop-rule*.test.ts',
       // sync/served.ts
       'test/unit/sync-served.test.ts',
+      // the rest of core/: OCSF mapping, redaction, routing, error table, settings values and
+      // YAML errors (through the config tests), cron, bounded concurrency, display format
+      'test/unit/ocsf-*.test.ts',
+      'test/unit/redact.test.ts',
+      'test/unit/alerts-routing.test.ts',
+      'test/unit/alerts-payloads.test.ts',
+      'test/unit/errors-readme.test.ts',
+      'test/unit/config*.test.ts',
+      'test/unit/alerts-config.test.ts',
+      'test/unit/sync-fleet.test.ts',
+      'test/unit/worker-slots.test.ts',
+      'test/unit/client-types-shown.test.ts',
     ],
     sequence: { sequencer: UnitTestsFirst },
     testTimeout: 30_000,

@@ -19,6 +19,21 @@ const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
   ['tenant-api/backoff', () => import('../../src/core/backoff.js')],
   ['sync/stop-rule', () => import('../../src/core/stop-rule.js')],
   ['sync/served', () => import('../../src/sync/served.js')],
+  ['alert', () => import('../../src/core/alert.js')],
+  ['cron', () => import('../../src/core/cron.js')],
+  ['errors', () => import('../../src/core/errors.js')],
+  ['format', () => import('../../src/core/format.js')],
+  ['pool', () => import('../../src/core/pool.js')],
+  ['redact', () => import('../../src/core/redact.js')],
+  ['routing', () => import('../../src/core/routing.js')],
+  ['setting-values', () => import('../../src/core/setting-values.js')],
+  ['wire', () => import('../../src/core/wire.js')],
+  ['yaml-error', () => import('../../src/core/yaml-error.js')],
+  ['normalise/depth', () => import('../../src/core/normalise/depth.js')],
+  ['normalise/types', () => import('../../src/core/normalise/types.js')],
+  ['ocsf/constants', () => import('../../src/core/ocsf/constants.js')],
+  ['ocsf/mapping', () => import('../../src/core/ocsf/mapping.js')],
+  ['ocsf/index', () => import('../../src/core/ocsf/index.js')],
 ];
 
 describe('the pure core', () => {
