@@ -343,6 +343,11 @@ async function skipRun(session: Session, kind: RunKind, options: RunOptions): Pr
     { tenant: tenantId, runId, kind },
     `another process is working on this tenant; ${kind} skipped`,
   );
+  return notRun(runId);
+}
+
+/** The summary of a run that did not run: nothing read, nothing written. */
+function notRun(runId: number): PartialSummary {
   return {
     runId,
     status: 'skipped',
@@ -375,19 +380,7 @@ async function findDoneInSlot(
         { tenant: options.tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
         `${kind} of this slot already succeeded (its job was not closed); not run again`,
       );
-      return {
-        runId: done,
-        status: 'skipped',
-        alreadyDone: true,
-        isBackfill: false,
-        counters: emptyCounters(),
-        stopReason: null,
-        checkpointBefore: null,
-        checkpointAfter: null,
-        alerts: 0,
-        fieldChanges: 0,
-        findings: 0,
-      };
+      return { ...notRun(done), alreadyDone: true };
     }
   }
   return undefined;
