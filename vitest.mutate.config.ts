@@ -30,6 +30,7 @@ export default defineConfig({
       'test/property/normalise.test.ts',
       'test/property/canonical.test.ts',
       'test/property/entry-key.test.ts',
+      'test/property/time.test.ts',
       // core/diff.ts
       'test/unit/changes-diff*.test.ts',
       // core/rules/ (and the backfill walk, which evaluates rules)
