@@ -29,6 +29,51 @@ describe('parseTimestamp', () => {
     });
   });
 
+  // Each calendar edge in the common UTC form (read without the regular expression) and in an
+  // offset form (read by the general path): both must agree on what is a date.
+  it.each([
+    ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000000000Z'],
+    ['2000-02-29T12:00:00Z', '2000-02-29T12:00:00.000000000Z'],
+    ['2025-12-31T23:59:59.999Z', '2025-12-31T23:59:59.999000000Z'],
+    ['2025-01-31T00:00:00Z', '2025-01-31T00:00:00.000000000Z'],
+    ['2025-04-30T00:00:00Z', '2025-04-30T00:00:00.000000000Z'],
+    ['0048-02-29T00:00:00Z', '0048-02-29T00:00:00.000000000Z'],
+    ['0050-12-31T23:59:59Z', '0050-12-31T23:59:59.000000000Z'],
+    ['0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000000000Z'],
+    ['9999-12-31T23:59:59.999999999Z', '9999-12-31T23:59:59.999999999Z'],
+  ])('takes the real date %s', (text, key) => {
+    expect(parseTimestamp(text)?.key).toBe(key);
+    expect(parseTimestamp(text.replace(/Z$/, '+00:00'))?.key).toBe(key);
+    expect(parseTimestamp(text)?.date.getTime()).toBe(
+      parseTimestamp(text.replace(/Z$/, '+00:00'))?.date.getTime(),
+    );
+  });
+
+  it.each([
+    '2023-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2025-02-30T00:00:00Z',
+    '2025-04-31T00:00:00Z',
+    '2025-06-31T00:00:00Z',
+    '2025-13-01T00:00:00Z',
+    '2025-00-10T00:00:00Z',
+    '2025-01-00T00:00:00Z',
+    '2025-01-32T00:00:00Z',
+    '2025-01-01T24:00:00Z',
+    '2025-01-01T00:60:00Z',
+    '2025-01-01T00:00:60Z',
+    '0049-02-29T00:00:00Z',
+    '0050-02-30T00:00:00Z',
+    '0050-04-31T00:00:00Z',
+    '0050-13-01T00:00:00Z',
+    '2025-01-01T00:00:0aZ',
+    '2025-01-01T00:00:00.Z',
+    '2025-01-01T00:00:00.1234567890Z',
+  ])('refuses %s, which is no date', (text) => {
+    expect(parseTimestamp(text)).toBeUndefined();
+    expect(parseTimestamp(text.replace(/Z$/, '+00:00'))).toBeUndefined();
+  });
+
   it('converts a positive or negative offset, hours and minutes, to UTC', () => {
     expect(parseTimestamp('2025-01-01T00:00:00-05:30')).toEqual({
       key: '2025-01-01T05:30:00.000000000Z',
