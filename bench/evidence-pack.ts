@@ -17,8 +17,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { govtrailEnv, runGovtrail, SERVER_URL, startSandboxProcess } from './lib.js';
+import { keptStore, runGovtrail } from './lib.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -28,57 +27,7 @@ const N = Number(arg('--entries') ?? 1_000_000);
 const DATABASE = arg('--database') ?? 'govtrail_pack1m';
 const REBUILD = process.argv.includes('--rebuild');
 const HEAP_CAP_MIB = 128;
-
-if (!/^[a-z_][a-z0-9_]*$/.test(DATABASE)) throw new Error(`--database: not a plain name: ${DATABASE}`);
-
-function databaseUrl(name: string): string {
-  const u = new URL(SERVER_URL);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>, db?: string): Promise<T> {
-  const c = new pg.Client({ connectionString: db === undefined ? SERVER_URL : databaseUrl(db) });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** Entries stored in the bench database, or -1 when it does not exist or is not migrated. */
-async function storedEntries(): Promise<number> {
-  const exists = await admin((c) => c.query('select 1 from pg_database where datname = $1', [DATABASE]));
-  if (exists.rowCount === 0) return -1;
-  return admin(async (c) => {
-    const t = await c.query(`select to_regclass('govtrail.history_entry') as t`);
-    if (t.rows[0]?.t === null) return -1;
-    const r = await c.query<{ n: string }>('select count(*) as n from govtrail.history_entry');
-    return Number(r.rows[0]?.n ?? 0);
-  }, DATABASE);
-}
-
-async function fill(): Promise<void> {
-  await admin(async (c) => {
-    await c.query(`drop database if exists ${DATABASE} with (force)`);
-    await c.query(`create database ${DATABASE}`);
-  });
-  process.stderr.write(
-    `bench: filling ${DATABASE} with ${N.toLocaleString('en')} entries (sync from a sandbox)\n`,
-  );
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  try {
-    const env = govtrailEnv(sb, databaseUrl(DATABASE), { LOG_LEVEL: 'warn' });
-    const m = await runGovtrail(['migrate'], env);
-    if (m.code !== 0) throw new Error(`migrate failed: ${m.stderr}`);
-    const s = await runGovtrail(['sync'], env);
-    if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
-    process.stderr.write(`bench: sync took ${(s.ms / 1000).toFixed(1)} s\n`);
-  } finally {
-    await sb.close();
-  }
-}
+const store = keptStore(DATABASE);
 
 interface PackRun {
   readonly label: string;
@@ -93,7 +42,7 @@ async function exportPack(label: string, from: string, to: string, heapCapMiB?: 
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
-    DATABASE_URL: databaseUrl(DATABASE),
+    DATABASE_URL: store.url,
     LOG_LEVEL: 'info',
     ...(heapCapMiB === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${heapCapMiB}` }),
   };
@@ -124,18 +73,16 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   process.stderr.write(`bench: evidence pack, N=${N}, nproc ${os.cpus().length}, load ${load}\n`);
-  const stored = await storedEntries();
-  if (REBUILD || stored < N) await fill();
+  const stored = await store.storedEntries();
+  if (REBUILD || stored < N) await store.fill(N);
   // A production server's autovacuum analyzes a freshly loaded table; this test server runs with
   // autovacuum off, and without statistics the planner probes annotations by the wrong index
   // (change_log then takes minutes for 20 000 rows, for `export evidence` as much as for the pack).
-  await admin((c) => c.query('analyze'), DATABASE);
-  const range = await admin(
-    (c) =>
-      c.query<{ first: Date; last: Date }>(
-        'select min(created_at) as first, max(created_at) as last from govtrail.history_entry',
-      ),
-    DATABASE,
+  await store.query((c) => c.query('analyze'));
+  const range = await store.query((c) =>
+    c.query<{ first: Date; last: Date }>(
+      'select min(created_at) as first, max(created_at) as last from govtrail.history_entry',
+    ),
   );
   const first = range.rows[0]?.first as Date;
   const last = range.rows[0]?.last as Date;

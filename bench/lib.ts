@@ -285,3 +285,71 @@ export function syncLog(
   }
   return undefined;
 }
+
+/**
+ * A benchmark store kept between runs: a dedicated database on the local server, filled once by a
+ * `govtrail sync` of N entries from a sandbox process (minutes for a million) and reused after.
+ */
+export interface KeptStore {
+  /** Its connection URL. */
+  readonly url: string;
+  /** Runs `fn` on a client of the store (or, with `server`, of the server's own database). */
+  query<T>(fn: (c: pg.Client) => Promise<T>, on?: 'store' | 'server'): Promise<T>;
+  /** Entries stored, or -1 when the database does not exist or is not migrated. */
+  storedEntries(): Promise<number>;
+  /** Drops and recreates the database, then migrates it and syncs N entries into it. */
+  fill(entries: number): Promise<void>;
+}
+
+export function keptStore(database: string): KeptStore {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`--database: not a plain name: ${database}`);
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${database}`;
+  const url = u.toString();
+  const query = async <T>(fn: (c: pg.Client) => Promise<T>, on: 'store' | 'server' = 'store'): Promise<T> => {
+    const c = new pg.Client({ connectionString: on === 'server' ? SERVER_URL : url });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    url,
+    query,
+    async storedEntries() {
+      const exists = await query(
+        (c) => c.query('select 1 from pg_database where datname = $1', [database]),
+        'server',
+      );
+      if (exists.rowCount === 0) return -1;
+      return query(async (c) => {
+        const t = await c.query(`select to_regclass('govtrail.history_entry') as t`);
+        if (t.rows[0]?.t === null) return -1;
+        const r = await c.query<{ n: string }>('select count(*) as n from govtrail.history_entry');
+        return Number(r.rows[0]?.n ?? 0);
+      });
+    },
+    async fill(entries) {
+      await query(async (c) => {
+        await c.query(`drop database if exists ${database} with (force)`);
+        await c.query(`create database ${database}`);
+      }, 'server');
+      process.stderr.write(
+        `bench: filling ${database} with ${entries.toLocaleString('en')} entries (sync from a sandbox)\n`,
+      );
+      const sb = await startSandboxProcess(['--entries', String(entries)]);
+      try {
+        const env = govtrailEnv(sb, url, { LOG_LEVEL: 'warn' });
+        const m = await runGovtrail(['migrate'], env);
+        if (m.code !== 0) throw new Error(`migrate failed: ${m.stderr}`);
+        const s = await runGovtrail(['sync'], env);
+        if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
+        process.stderr.write(`bench: sync took ${(s.ms / 1000).toFixed(1)} s\n`);
+      } finally {
+        await sb.close();
+      }
+    },
+  };
+}

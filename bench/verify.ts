@@ -14,8 +14,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { govtrailEnv, runGovtrail, SERVER_URL, startSandboxProcess } from './lib.js';
+import { keptStore, runGovtrail } from './lib.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -25,67 +24,20 @@ const N = Number(arg('--entries') ?? 1_000_000);
 const DATABASE = arg('--database') ?? 'govtrail_verify1m';
 const REBUILD = process.argv.includes('--rebuild');
 const HEAP_CAP_MIB = 128;
-
-if (!/^[a-z_][a-z0-9_]*$/.test(DATABASE)) throw new Error(`--database: not a plain name: ${DATABASE}`);
-
-function databaseUrl(name: string): string {
-  const u = new URL(SERVER_URL);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>, db?: string): Promise<T> {
-  const c = new pg.Client({ connectionString: db === undefined ? SERVER_URL : databaseUrl(db) });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-async function storedEntries(): Promise<number> {
-  const exists = await admin((c) => c.query('select 1 from pg_database where datname = $1', [DATABASE]));
-  if (exists.rowCount === 0) return -1;
-  return admin(async (c) => {
-    const t = await c.query(`select to_regclass('govtrail.history_entry') as t`);
-    if (t.rows[0]?.t === null) return -1;
-    const r = await c.query<{ n: string }>('select count(*) as n from govtrail.history_entry');
-    return Number(r.rows[0]?.n ?? 0);
-  }, DATABASE);
-}
-
-async function fill(): Promise<void> {
-  await admin(async (c) => {
-    await c.query(`drop database if exists ${DATABASE} with (force)`);
-    await c.query(`create database ${DATABASE}`);
-  });
-  process.stderr.write(
-    `bench: filling ${DATABASE} with ${N.toLocaleString('en')} entries (sync from a sandbox)\n`,
-  );
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  try {
-    const env = govtrailEnv(sb, databaseUrl(DATABASE), { LOG_LEVEL: 'warn' });
-    const m = await runGovtrail(['migrate'], env);
-    if (m.code !== 0) throw new Error(`migrate failed: ${m.stderr}`);
-    const s = await runGovtrail(['sync'], env);
-    if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
-    process.stderr.write(`bench: sync took ${(s.ms / 1000).toFixed(1)} s\n`);
-  } finally {
-    await sb.close();
-  }
-  await admin((c) => c.query('analyze'), DATABASE);
-}
+const store = keptStore(DATABASE);
 
 async function main(): Promise<void> {
-  if ((await storedEntries()) !== N || REBUILD) await fill();
+  if ((await store.storedEntries()) !== N || REBUILD) {
+    await store.fill(N);
+    await store.query((c) => c.query('analyze'));
+  }
   const work = mkdtempSync(path.join(os.tmpdir(), 'govtrail-verify-bench-'));
   try {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const pub = path.join(work, 'pub.pem');
     writeFileSync(pub, publicKey.export({ type: 'spki', format: 'pem' }));
     const env = {
-      DATABASE_URL: databaseUrl(DATABASE),
+      DATABASE_URL: store.url,
       GOVTRAIL_TENANT: 'bench',
       GOVTRAIL_CLIENT_ID: 'unused',
       GOVTRAIL_CLIENT_SECRET: 'unused',
