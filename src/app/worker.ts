@@ -11,16 +11,11 @@ import type { Logger } from '../runtime/logger.js';
 import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
 import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
+import { pingDatabase, readCheckpointTimes, readTenantHealth } from '../store/read/health.js';
 import { createEngine, type EngineConnection, type EngineTuning, type Worker } from '../worker/engine.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../worker/metrics.js';
 import { type HealthServer, startHealthServer } from '../worker/server.js';
-import {
-  type HealthReport,
-  healthVerdict,
-  pingDatabase,
-  readCheckpointTimes,
-  readTenantHealth,
-} from '../worker/status.js';
+import { type HealthReport, healthVerdict } from '../worker/status.js';
 import { type Alerting, createAlerting } from './alerting.js';
 import { reconcileTenant, type SyncTenantOptions, syncTenant } from './tenant-run.js';
 

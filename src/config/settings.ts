@@ -29,16 +29,8 @@ import {
 import { readTenants, tenantDefaults } from './tenants.js';
 
 export type { SinkConfig } from '../alerts/sinks/registry.js';
-export { type Env, parseDurationSetting } from '../core/setting-values.js';
-export {
-  clampPageSize,
-  DEFAULT_PAGE_SIZE,
-  type HttpConfig,
-  isLoopbackHost,
-  MAX_PAGE_SIZE,
-  MIN_PAGE_SIZE,
-  type TenantConfig,
-} from '../source/client-config.js';
+export { parseDurationSetting } from '../core/setting-values.js';
+export type { HttpConfig, TenantConfig } from '../source/client-config.js';
 
 export interface Config {
   /** Configured tenants; empty when nothing is configured (the demo then uses the sandbox). */

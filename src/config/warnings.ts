@@ -8,9 +8,10 @@
  * tenant (whose keys it reads only then). A setting added to config/ is known here at once.
  */
 import path from 'node:path';
+import type { Env } from '../core/setting-values.js';
 import { configFileKeys, fileKeyVariable } from './config-file.js';
 import { readDotEnv } from './env.js';
-import { type Env, type LoadConfigOptions, loadConfig } from './settings.js';
+import { type LoadConfigOptions, loadConfig } from './settings.js';
 
 /** The variables loadConfig reads, whatever their values. */
 export function knownVariables(): ReadonlySet<string> {

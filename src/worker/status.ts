@@ -5,13 +5,6 @@
  */
 import type { TenantHealth } from '../store/read/health.js';
 
-export {
-  pingDatabase,
-  readCheckpointTimes,
-  readTenantHealth,
-  type TenantHealth,
-} from '../store/read/health.js';
-
 /** A tenant is unhealthy once its last this-many finished runs all failed. */
 export const UNHEALTHY_AFTER_FAILURES = 3;
 
