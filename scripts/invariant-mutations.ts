@@ -490,6 +490,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/found-by-any-run.test.ts'],
   },
   {
+    name: 'pipelined-lookup-misses-previous-batch',
+    breaks:
+      'S12 / S5: the writer looks a batch up before the previous batch is written; without that batch in memory a copy served one batch later is inserted twice (the run fails) or its other version goes unrecorded',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'const written = before?.fresh.get(id);',
+        replace: 'const written = undefined as NormalisedEntry | undefined;',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
     name: 'conflicting-ids-agree',
     breaks: 'docs/design/integrity.md: reconcile exits 0 while the source serves one id with two contents',
     patches: [

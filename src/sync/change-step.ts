@@ -81,7 +81,7 @@ class BackfillTracker implements InsertTracker {
     this.walk = new BackfillWalk(pack, tenantId, MAX_HELD);
   }
 
-  async inserted(trx: Session, entries: readonly NormalisedEntry[]): Promise<void> {
+  inserted(entries: readonly NormalisedEntry[]): ((trx: Session) => Promise<void>) | undefined {
     const wasOnTrack = this.walk.gaveUp === undefined;
     const rows = this.walk.add(entries);
     if (wasOnTrack && this.walk.gaveUp !== undefined)
@@ -89,7 +89,7 @@ class BackfillTracker implements InsertTracker {
         { reason: this.walk.gaveUp },
         'field changes will be computed from the stored entries',
       );
-    await this.write(trx, rows);
+    return rows.length === 0 ? undefined : (trx) => this.write(trx, rows);
   }
 
   async write(trx: Session, rows: readonly FieldChangeRow[]): Promise<void> {

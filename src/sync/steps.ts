@@ -21,12 +21,15 @@ import {
   recordDiscrepancies,
 } from '../store/write/discrepancies.js';
 import {
+  type EncodedEntries,
+  encodeEntries,
   findLastRowHash,
   findNewestEntry,
   findStoredVersions,
-  insertEntries,
   insertRejected,
   type RejectedInput,
+  type StoredVersion,
+  writeEncodedEntries,
 } from '../store/write/entries.js';
 import { type ChronoEntry, findChronoEntries } from '../store/write/field-changes.js';
 import {
@@ -47,7 +50,7 @@ import {
   unlockTenant,
   writeCheckpoint,
 } from '../store/write/runs.js';
-import { groupServed } from './served.js';
+import { groupServed, type ServedGroups } from './served.js';
 
 /** What a run needs of the tenant API: a pager that can be told to stop before fetching more. */
 export interface HistorySource {
@@ -60,10 +63,14 @@ export interface HistorySource {
   readonly stats: { readonly retries: number; readonly historyRequests: number };
 }
 
-/** Follows the entries a run inserts, batch by batch, inside the run's transaction. */
+/** Follows the entries a run inserts, batch by batch. */
 export interface InsertTracker {
-  /** The entries one batch inserted, in insertion order (batches come newest first). */
-  inserted(trx: Session, entries: readonly NormalisedEntry[]): Promise<void>;
+  /**
+   * The entries one batch inserts, in insertion order (batches come newest first), as the batch is
+   * prepared — while the batch before it is being written. Returns the batch's own write, made in
+   * the run's transaction right after the batch's rows (undefined: nothing to write).
+   */
+  inserted(entries: readonly NormalisedEntry[]): ((trx: Session) => Promise<void>) | undefined;
 }
 
 /** A finding against the source with what its alert tells about the entry. */
@@ -655,6 +662,26 @@ interface Served {
   readonly key: EntryKey;
 }
 
+/** A batch taken from the pager: its served entries grouped by id, its rejects, its lookup queued. */
+interface SealedBatch {
+  readonly groups: ServedGroups<Served>;
+  readonly rejects: RejectedInput[];
+  /** What the database holds of the batch's ids, as of every batch but the previous one written. */
+  readonly stored: Promise<Map<string, StoredVersion>>;
+}
+
+/** A batch classified and encoded, ready to be written. */
+interface PreparedBatch {
+  readonly sealed: SealedBatch;
+  /** The entries to insert, by id (insertion order). */
+  readonly fresh: Map<string, NormalisedEntry>;
+  readonly encoded: EncodedEntries;
+  readonly rewritten: ServedVersion[];
+  readonly conflicting: ServedVersion[];
+  /** The tracker's write for the batch's entries. */
+  readonly tracked: ((trx: Session) => Promise<void>) | undefined;
+}
+
 /**
  * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
  * served twice with the same content, inserts what is not stored (one COPY per table, the hash
@@ -662,8 +689,14 @@ interface Served {
  * difference is recorded as `changed_at_source` (sync.md S12), the stored original untouched. What
  * any run finds besides (integrity.md): a stored entry dated behind `checkpoint − lookback` is
  * recorded as `backdated`, and an id served with another content in the same listing as
- * `conflicting_ids` (the first copy stored, the other in the discrepancy row). One batch is written
- * while the next is fetched; at most one write is in flight.
+ * `conflicting_ids` (the first copy stored, the other in the discrepancy row).
+ *
+ * A pipeline, so that govtrail and the database work at the same time instead of taking turns:
+ * while batch N is written (the database's work), batch N+1 is classified, hashed and encoded
+ * (govtrail's) and batch N+2 is fetched. The connection does one thing at a time, in the order of
+ * the `lane`: lookup(N+1) goes before write(N), so batch N+1's stored versions are known before
+ * write(N) starts; what that lookup cannot see yet — batch N's own entries — comes from batch N
+ * in memory. At most three batches are held: one filling, one prepared, one being written.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */
@@ -672,7 +705,13 @@ export class EntryWriter {
   conflicting = 0;
   private batch: Served[] = [];
   private rejected: RejectedInput[] = [];
-  private writing: Promise<void> | undefined;
+  /** The connection's work in order, chained: a failure ends it (every later step rejects). */
+  private lane: Promise<void> = Promise.resolve();
+  /** The batch sealed last, being prepared: its write is queued once the next batch's lookup is. */
+  private pending: Promise<PreparedBatch> | undefined;
+  /** The write queued last. */
+  private lastWrite: Promise<void> | undefined;
+  /** row_hash the next prepared batch chains from. */
   private lastHash: Buffer | null;
 
   constructor(
@@ -698,7 +737,7 @@ export class EntryWriter {
    */
   onBatch: ((trx: Session, batch: WrittenBatch) => Promise<void>) | undefined;
 
-  /** Takes one page's raw entries; starts writing a batch once enough are waiting. */
+  /** Takes one page's raw entries; seals a batch once enough are waiting. */
   async add(trx: Session, raws: readonly unknown[]): Promise<void> {
     for (const raw of raws) {
       // Hashing and storing recurse: an entry nested too deep for them is rejected, not a failed run.
@@ -712,31 +751,33 @@ export class EntryWriter {
       if (key !== undefined) this.batch.push({ raw, key });
       else this.reject(raw);
     }
-    if (this.batch.length + this.rejected.length >= this.o.batchSize) {
-      if (this.writing !== undefined) await this.writing;
-      const w = this.flush(trx);
-      w.catch(() => {}); // awaited by the next add or by finish; this only keeps an early failure from going unhandled
-      this.writing = w;
-    }
+    if (this.batch.length + this.rejected.length >= this.o.batchSize) await this.seal(trx);
   }
 
   /** Writes what is left; call once the source is exhausted (or the stop rule ended paging). */
   async finish(trx: Session): Promise<void> {
-    if (this.writing !== undefined) await this.writing;
-    this.writing = undefined;
-    await this.flush(trx);
+    if (this.batch.length > 0 || this.rejected.length > 0) await this.seal(trx);
+    if (this.pending !== undefined) this.queueWrite(trx, this.pending);
+    this.pending = undefined;
+    await this.lane;
   }
 
-  /** After a paging failure: let a write in flight end before the transaction rolls back. */
+  /** After a paging failure: let the connection's work in flight end before the transaction rolls back. */
   async settle(): Promise<void> {
-    if (this.writing !== undefined) await this.writing.catch(() => {});
+    await this.pending?.catch(() => {});
+    await this.lane.catch(() => {});
   }
 
   private reject(raw: unknown): void {
+    this.rejected.push(this.rejection(raw));
+  }
+
+  /** A raw entry that cannot be stored as rows, logged, with the reason it is kept aside. */
+  private rejection(raw: unknown): RejectedInput {
     const n = normaliseEntry(this.o.tenantId, raw);
     const reason = n.ok ? 'entry could not be keyed' : n.reason;
-    this.rejected.push({ reason, raw });
     this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
+    return { reason, raw };
   }
 
   private rejectTooDeep(raw: unknown): void {
@@ -745,58 +786,97 @@ export class EntryWriter {
     this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
   }
 
-  private async flush(trx: Session): Promise<void> {
-    if (this.batch.length === 0 && this.rejected.length === 0) return;
-    const { tenantId, runId, counters, logger } = this.o;
-    // Take the batch now: the pager keeps filling the next one while this one is written.
+  /** Runs `step` on the connection after everything queued before it; a failure ends the lane. */
+  private queue<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.lane.then(step);
+    this.lane = done.then(() => {});
+    // Awaited later (by the step's consumer, by finish or settle): not unhandled meanwhile.
+    done.catch(() => {});
+    this.lane.catch(() => {});
+    return done;
+  }
+
+  /**
+   * Takes the waiting batch: queues its lookup, then the write of the batch before it, and starts
+   * preparing it. Waits first for the write before that one, so that memory stays bounded.
+   */
+  private async seal(trx: Session): Promise<void> {
+    if (this.lastWrite !== undefined) await this.lastWrite;
     const entries = this.batch;
+    const rejects = this.rejected;
     this.batch = [];
+    this.rejected = [];
     // The same entry may be served twice (on two pages, or twice in one page): the first copy is
     // stored or compared; another copy with other content is a conflicting version, kept.
-    const { first: unique, firstHashes, others } = groupServed(entries);
-    const stored = await findStoredVersions(trx, tenantId, [...unique.keys()]);
-    const fresh: NormalisedEntry[] = [];
-    const rewritten: ServedVersion[] = [];
-    const conflicting: ServedVersion[] = [];
-    /** Another version of an id govtrail holds (or stores now) with `storedHash`. */
-    const conflict = (raw: unknown, storedHash: Buffer, servedHash: Buffer): void => {
-      const n = normaliseEntry(tenantId, raw);
-      if (n.ok) conflicting.push({ served: n.value, storedHash, servedHash });
-      else this.reject(raw);
+    const groups = groupServed(entries);
+    const ids = [...groups.first.keys()];
+    const stored = this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
+    const previous = this.pending;
+    if (previous !== undefined) this.queueWrite(trx, previous);
+    const prepared = this.prepare({ groups, rejects, stored }, previous);
+    prepared.catch(() => {});
+    this.pending = prepared;
+  }
+
+  private queueWrite(trx: Session, prepared: Promise<PreparedBatch>): void {
+    this.lastWrite = this.queue(async () => this.write(trx, await prepared));
+  }
+
+  /**
+   * Classifies a sealed batch against what is stored (the database's answer, and the previous
+   * batch, which that answer cannot hold yet), normalises and encodes what is new, chained on the
+   * previous batch's last row hash.
+   */
+  private async prepare(
+    sealed: SealedBatch,
+    previous: Promise<PreparedBatch> | undefined,
+  ): Promise<PreparedBatch> {
+    const before = previous === undefined ? undefined : await previous;
+    const inDatabase = await sealed.stored;
+    const { tenantId, runId } = this.o;
+    const heldVersion = (id: string): StoredVersion | undefined => {
+      const held = inDatabase.get(id);
+      if (held !== undefined) return held;
+      const written = before?.fresh.get(id);
+      return written === undefined ? undefined : { contentHash: contentHash(written.entry.raw), runId };
     };
-    for (const e of unique.values()) {
-      const id = e.key.entryId;
-      const held = stored.get(id);
-      const more = others.get(id) ?? [];
-      if (held === undefined) {
-        const n = normaliseEntry(tenantId, e.raw);
-        if (n.ok) fresh.push(n.value);
-        else this.reject(e.raw);
-        for (const o of more) conflict(o.served.raw, firstHashes.get(id) as Buffer, o.hash);
-        continue;
-      }
-      const servedHash = firstHashes.get(id) ?? contentHash(e.raw);
-      const heldServed =
-        servedHash.equals(held.contentHash) || more.some((o) => o.hash.equals(held.contentHash));
-      if (heldServed) counters.entriesMatched++;
-      if (!servedHash.equals(held.contentHash)) {
-        // Stored by this very run from an earlier batch, or served beside the held version: the
-        // listing serves the id twice. Otherwise the source rewrote it.
-        if (held.runId === runId || heldServed) conflict(e.raw, held.contentHash, servedHash);
-        else {
-          const n = normaliseEntry(tenantId, e.raw);
-          if (n.ok) rewritten.push({ served: n.value, storedHash: held.contentHash, servedHash });
-        }
-      }
-      for (const o of more)
-        if (!o.hash.equals(held.contentHash)) conflict(o.served.raw, held.contentHash, o.hash);
-    }
-    const rejects = this.rejected;
-    this.rejected = [];
-    const res = await insertEntries(trx, runId, fresh, this.lastHash);
-    this.lastHash = res.lastHash;
-    counters.entriesInserted += res.inserted;
-    if (this.o.tracker !== undefined) await this.o.tracker.inserted(trx, fresh);
+    const classified = classifyServed(tenantId, runId, sealed.groups, heldVersion, this.o.counters);
+    // Kept with this batch: the batch filling now may already be the last one sealed.
+    for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));
+    const fresh = new Map<string, NormalisedEntry>();
+    for (const e of classified.fresh) fresh.set(e.entry.entryId, e);
+    const encoded = encodeEntries(runId, classified.fresh, this.lastHash);
+    this.lastHash = encoded.lastHash;
+    const tracked = this.o.tracker?.inserted(classified.fresh);
+    return {
+      sealed,
+      fresh,
+      encoded,
+      rewritten: classified.rewritten,
+      conflicting: classified.conflicting,
+      tracked,
+    };
+  }
+
+  /** Stores a prepared batch and what it found, on the connection, in the lane's turn. */
+  private async write(trx: Session, batch: PreparedBatch): Promise<void> {
+    const { tenantId, runId, counters } = this.o;
+    const fresh = [...batch.fresh.values()];
+    counters.entriesInserted += await writeEncodedEntries(trx, batch.encoded);
+    await batch.tracked?.(trx);
+    this.noteFresh(fresh);
+    counters.entriesRejected += await insertRejected(trx, tenantId, runId, batch.sealed.rejects);
+    const backdated = await this.recordFindings(trx, batch, fresh);
+    await this.onBatch?.(trx, {
+      served: [...batch.sealed.groups.first.values()].map((e) => e.key),
+      fresh,
+      backdated,
+    });
+  }
+
+  /** Counts and logs the warnings of entries just stored, and keeps the oldest of them. */
+  private noteFresh(fresh: readonly NormalisedEntry[]): void {
+    const { counters, logger } = this.o;
     for (const e of fresh) {
       counters.warnings += e.warnings.length;
       if (e.warnings.length > 0)
@@ -805,7 +885,16 @@ export class EntryWriter {
       const o = this.oldestNew;
       if (o === undefined || k.key < o.key || (k.key === o.key && k.entryId < o.entryId)) this.oldestNew = k;
     }
-    counters.entriesRejected += await insertRejected(trx, tenantId, runId, rejects);
+  }
+
+  /** Records a written batch's rewritten, backdated and conflicting entries; returns how many were backdated. */
+  private async recordFindings(
+    trx: Session,
+    batch: PreparedBatch,
+    fresh: readonly NormalisedEntry[],
+  ): Promise<number> {
+    const { counters, logger } = this.o;
+    const { rewritten, conflicting } = batch;
     if (rewritten.length > 0) {
       counters.entriesChanged += rewritten.length;
       logger.warn(
@@ -831,11 +920,7 @@ export class EntryWriter {
       );
       await this.o.findings.conflicting(trx, conflicting);
     }
-    await this.onBatch?.(trx, {
-      served: [...unique.values()].map((e) => e.key),
-      fresh,
-      backdated: backdated.length,
-    });
+    return backdated.length;
   }
 
   /** The entries just stored that are dated behind `checkpoint − lookback`. */
@@ -843,6 +928,63 @@ export class EntryWriter {
     const before = this.o.backdatedBefore;
     return before === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < before);
   }
+}
+
+/** A batch's served entries sorted out against what govtrail holds. */
+interface ClassifiedBatch {
+  /** Not held: to insert, normalised. */
+  readonly fresh: NormalisedEntry[];
+  /** Held with another content, stored by an earlier run and not served beside it: the source rewrote them. */
+  readonly rewritten: ServedVersion[];
+  /** Another version of an id held or stored now: served twice with different contents. */
+  readonly conflicting: ServedVersion[];
+  /** Raw entries that do not normalise. */
+  readonly rejected: unknown[];
+}
+
+/** Sorts a batch's served entries by what is held of each id (see EntryWriter); counts the matched ones. */
+function classifyServed(
+  tenantId: string,
+  runId: number,
+  { first: unique, firstHashes, others }: ServedGroups<Served>,
+  heldVersion: (id: string) => StoredVersion | undefined,
+  counters: RunCounters,
+): ClassifiedBatch {
+  const out: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
+  /** Another version of an id govtrail holds (or stores now) with `storedHash`. */
+  const conflict = (raw: unknown, storedHash: Buffer, servedHash: Buffer): void => {
+    const n = normaliseEntry(tenantId, raw);
+    if (n.ok) out.conflicting.push({ served: n.value, storedHash, servedHash });
+    else out.rejected.push(raw);
+  };
+  for (const e of unique.values()) {
+    const id = e.key.entryId;
+    const held = heldVersion(id);
+    const more = others.get(id) ?? [];
+    if (held === undefined) {
+      const n = normaliseEntry(tenantId, e.raw);
+      if (n.ok) out.fresh.push(n.value);
+      else out.rejected.push(e.raw);
+      for (const o of more) conflict(o.served.raw, firstHashes.get(id) as Buffer, o.hash);
+      continue;
+    }
+    const servedHash = firstHashes.get(id) ?? contentHash(e.raw);
+    const heldServed =
+      servedHash.equals(held.contentHash) || more.some((o) => o.hash.equals(held.contentHash));
+    if (heldServed) counters.entriesMatched++;
+    if (!servedHash.equals(held.contentHash)) {
+      // Stored by this very run from an earlier batch, or served beside the held version: the
+      // listing serves the id twice. Otherwise the source rewrote it.
+      if (held.runId === runId || heldServed) conflict(e.raw, held.contentHash, servedHash);
+      else {
+        const n = normaliseEntry(tenantId, e.raw);
+        if (n.ok) out.rewritten.push({ served: n.value, storedHash: held.contentHash, servedHash });
+      }
+    }
+    for (const o of more)
+      if (!o.hash.equals(held.contentHash)) conflict(o.served.raw, held.contentHash, o.hash);
+  }
+  return out;
 }
 
 /**

@@ -295,6 +295,50 @@ describe('one id served twice with different contents', () => {
     expect(rows[0]?.source_sha256).not.toBe(rows[0]?.stored_sha256);
   });
 
+  // The writer asks the database for a batch's stored versions before the previous batch is written,
+  // and takes that batch's own entries from memory: a copy one batch later is found in memory, two
+  // or three batches later in the database. Each way the outcome is the same.
+  for (const gap of [1, 2, 3])
+    for (const same of [true, false])
+      it(`served again ${gap} batch(es) later with ${same ? 'the same' : 'other'} content: ${same ? 'stored once, nothing recorded' : 'conflicting_ids'}`, async () => {
+        h = await createHarness({ entries: 0, seed: 197 });
+        const x = h;
+        appendSteps(
+          x.sandbox,
+          Array.from({ length: 6 }, () => ({ after: 2 * DAY })),
+        );
+        const listing = [...(x.sandbox.history.entries() as SandboxEntry[])];
+        const first = listing[1] as SandboxEntry;
+        const copy = same ? structuredClone(first) : { ...structuredClone(first), servedTwice: true };
+        listing.splice(1 + gap, 0, copy);
+        const run = await runSync({
+          database: x.database,
+          source: {
+            async *listHistory() {
+              for (let i = 0; i < listing.length; i++)
+                yield { entries: [listing[i]], nextPageToken: i + 1 < listing.length ? 't' : '', index: i };
+            },
+            stats: { retries: 0, historyRequests: 1 },
+          },
+          logger: x.logger,
+          tenantId: 'acme',
+          trigger: 'cli',
+          pageSize: 1,
+          lookbackMs: TENANT.lookbackMs,
+          maxPages: 100,
+          batchSize: 1,
+        });
+        expect(run.status).toBe('succeeded');
+        expect(run.counters.entriesInserted).toBe(6);
+        expect(await storedEntry(x, idOf(first))).toMatchObject({ raw: first });
+        const rows = await discrepancies(x);
+        if (same) expect(rows).toEqual([]);
+        else {
+          expect(rows.map((r) => [r.entry_id, r.kind])).toEqual([[idOf(first), 'conflicting_ids']]);
+          expect(rows[0]).toMatchObject({ stored_sha256: hex(first), source_sha256: hex(copy) });
+        }
+      });
+
   it('served twice with the same content is a harmless duplicate: stored once, nothing recorded', async () => {
     h = await sparse(195);
     const x = h;
