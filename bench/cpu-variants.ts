@@ -1,0 +1,51 @@
+/**
+ * `npx tsx bench/cpu-variants.ts N ROUNDS [NODE_OPTIONS variants separated by |]`: the CPU seconds
+ * (user + system) of a `govtrail sync` backfill of N sandbox entries, per variant of NODE_OPTIONS,
+ * ROUNDS times each, alternating; prints the median per variant. A quick A/B of a runtime setting
+ * that is less sensitive to a busy neighbour than wall time.
+ */
+import {
+  buildGovtrail,
+  createScratchDatabase,
+  govtrailEnv,
+  runGovtrail,
+  startSandboxProcess,
+} from './lib.js';
+
+const N = Number(process.argv[2] ?? 100_000);
+const ROUNDS = Number(process.argv[3] ?? 3);
+const VARIANTS = (process.argv[4] ?? '').split('|');
+
+async function once(nodeOptions: string): Promise<{ cpu: number; ms: number; rss: number }> {
+  const sb = await startSandboxProcess(['--entries', String(N)]);
+  const scratch = await createScratchDatabase();
+  try {
+    const env = govtrailEnv(sb, scratch.url, nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions });
+    const mig = await runGovtrail(['migrate'], env);
+    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    const r = await runGovtrail(['sync'], env, { memory: true });
+    if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);
+    return { cpu: (r.cpu?.userS ?? 0) + (r.cpu?.systemS ?? 0), ms: r.ms, rss: (r.peakRssKb ?? 0) / 1024 };
+  } finally {
+    await sb.close();
+    await scratch.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  buildGovtrail();
+  const results = new Map<string, { cpu: number; ms: number; rss: number }[]>();
+  for (let round = 0; round < ROUNDS; round++)
+    for (const v of VARIANTS) {
+      const r = await once(v);
+      results.set(v, [...(results.get(v) ?? []), r]);
+      process.stderr.write(`${v || '(default)'}: CPU ${r.cpu.toFixed(2)} s, wall ${(r.ms / 1000).toFixed(2)} s, RSS ${r.rss.toFixed(0)} MiB\n`);
+    }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  for (const [v, rs] of results)
+    process.stdout.write(
+      `${v || '(default)'}: median CPU ${median(rs.map((r) => r.cpu)).toFixed(2)} s, wall ${(median(rs.map((r) => r.ms)) / 1000).toFixed(2)} s, RSS ${median(rs.map((r) => r.rss)).toFixed(0)} MiB\n`,
+    );
+}
+
+await main();
