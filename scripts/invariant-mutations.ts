@@ -503,6 +503,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/found-by-any-run.test.ts'],
   },
   {
+    name: 'backfill-filter-rules-out-stored-id',
+    breaks:
+      'S12 / S5: a backfill asks the database only about ids its filter cannot rule out; a filter that rules out an id the run stored two batches earlier lets its copy be inserted twice (the run fails) or its other version go unrecorded',
+    patches: [
+      {
+        file: 'src/sync/steps.ts',
+        find: 'ids.filter((id) => filter.mightHold(id))',
+        replace: 'ids.filter((id) => filter.mightHold(`${id}?`))',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
     name: 'conflicting-ids-agree',
     breaks: 'docs/design/integrity.md: reconcile exits 0 while the source serves one id with two contents',
     patches: [

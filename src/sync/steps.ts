@@ -6,6 +6,7 @@
  */
 import { diffSnapshots, type FieldChange } from '../core/diff.js';
 import { type GovtrailError, toGovtrailError } from '../core/errors.js';
+import { IdFilter } from '../core/id-filter.js';
 import { contentHash } from '../core/normalise/canonical.js';
 import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../core/normalise/depth.js';
 import { type EntryKey, entryKeyOf, normaliseEntry } from '../core/normalise/entry.js';
@@ -696,7 +697,9 @@ interface PreparedBatch {
  * (govtrail's) and batch N+2 is fetched. The connection does one thing at a time, in the order of
  * the `lane`: lookup(N+1) goes before write(N), so batch N+1's stored versions are known before
  * write(N) starts; what that lookup cannot see yet — batch N's own entries — comes from batch N
- * in memory. At most three batches are held: one filling, one prepared, one being written.
+ * in memory. At most three batches are held: one filling, one prepared, one being written. A run
+ * on a tenant with no entries yet (a backfill) keeps the ids it stores in a fixed-size filter and
+ * asks the database only about those the filter cannot rule out: usually none, so no lookup.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */
@@ -713,6 +716,11 @@ export class EntryWriter {
   private lastWrite: Promise<void> | undefined;
   /** row_hash the next prepared batch chains from. */
   private lastHash: Buffer | null;
+  /**
+   * For a tenant that had no entries when the run began: the ids this run prepared for storing, so
+   * that a batch asks the database only about those it might hold. Undefined: every id is asked.
+   */
+  private readonly storedByRun: IdFilter | undefined;
 
   constructor(
     private readonly o: {
@@ -729,6 +737,8 @@ export class EntryWriter {
     },
   ) {
     this.lastHash = o.lastHash;
+    // No row hash: the tenant has no rows, so what is stored is what this run stores.
+    this.storedByRun = o.lastHash === null ? new IdFilter() : undefined;
   }
 
   /**
@@ -809,13 +819,28 @@ export class EntryWriter {
     // The same entry may be served twice (on two pages, or twice in one page): the first copy is
     // stored or compared; another copy with other content is a conflicting version, kept.
     const groups = groupServed(entries);
-    const ids = [...groups.first.keys()];
-    const stored = this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
+    const ids = this.idsToLookUp(groups);
+    const stored =
+      ids.length === 0
+        ? Promise.resolve(new Map())
+        : this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
     const previous = this.pending;
     if (previous !== undefined) this.queueWrite(trx, previous);
     const prepared = this.prepare({ groups, rejects, stored }, previous);
     prepared.catch(() => {});
     this.pending = prepared;
+  }
+
+  /**
+   * The batch's ids the database may hold: all of them, or, for a tenant that began the run empty,
+   * those the run's filter cannot rule out. The filter holds every batch prepared before the
+   * previous one (sealing waited for that one's write, hence for its preparation); the previous
+   * batch is looked up in memory.
+   */
+  private idsToLookUp(groups: ServedGroups<Served>): string[] {
+    const filter = this.storedByRun;
+    const ids = [...groups.first.keys()];
+    return filter === undefined ? ids : ids.filter((id) => filter.mightHold(id));
   }
 
   private queueWrite(trx: Session, prepared: Promise<PreparedBatch>): void {
@@ -844,7 +869,10 @@ export class EntryWriter {
     // Kept with this batch: the batch filling now may already be the last one sealed.
     for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));
     const fresh = new Map<string, NormalisedEntry>();
-    for (const e of classified.fresh) fresh.set(e.entry.entryId, e);
+    for (const e of classified.fresh) {
+      fresh.set(e.entry.entryId, e);
+      this.storedByRun?.add(e.entry.entryId);
+    }
     const encoded = encodeEntries(runId, classified.fresh, this.lastHash);
     this.lastHash = encoded.lastHash;
     const tracked = this.o.tracker?.inserted(classified.fresh);
