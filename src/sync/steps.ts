@@ -14,6 +14,7 @@ import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage, WireSettings } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
+import { CopyPayload } from '../store/copy-format.js';
 import type { Database, Session } from '../store/database.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
 import {
@@ -873,9 +874,7 @@ export class EntryWriter {
       fresh.set(e.entry.entryId, e);
       this.storedByRun?.add(e.entry.entryId);
     }
-    const encoded = encodeEntries(runId, classified.fresh, this.lastHash);
-    this.lastHash = encoded.lastHash;
-    const tracked = this.o.tracker?.inserted(classified.fresh);
+    const { encoded, tracked } = await this.encodeInSlices(classified.fresh);
     return {
       sealed,
       fresh,
@@ -884,6 +883,35 @@ export class EntryWriter {
       conflicting: classified.conflicting,
       tracked,
     };
+  }
+
+  /**
+   * Encodes new entries (hash chain continued) and hands them to the tracker, a slice at a time
+   * with a turn of the event loop between slices: a whole batch at once would hold the loop for
+   * tens of milliseconds, during which the write in flight sends nothing more (the database idles
+   * once it has read what the socket holds) and the pager's next request waits.
+   */
+  private async encodeInSlices(
+    entries: readonly NormalisedEntry[],
+  ): Promise<{ encoded: EncodedEntries; tracked: PreparedBatch['tracked'] }> {
+    const parts: EncodedEntries[] = [];
+    const writes: ((trx: Session) => Promise<void>)[] = [];
+    for (let i = 0; i === 0 || i < entries.length; i += PREPARE_SLICE) {
+      if (i > 0) await nextTurn();
+      const slice = entries.slice(i, i + PREPARE_SLICE);
+      const part = encodeEntries(this.o.runId, slice, this.lastHash);
+      this.lastHash = part.lastHash;
+      parts.push(part);
+      const write = slice.length === 0 ? undefined : this.o.tracker?.inserted(slice);
+      if (write !== undefined) writes.push(write);
+    }
+    const tracked =
+      writes.length === 0
+        ? undefined
+        : async (trx: Session) => {
+            for (const write of writes) await write(trx);
+          };
+    return { encoded: joinEncoded(parts), tracked };
   }
 
   /** Stores a prepared batch and what it found, on the connection, in the lane's turn. */
@@ -956,6 +984,32 @@ export class EntryWriter {
     const before = this.o.backdatedBefore;
     return before === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < before);
   }
+}
+
+/** Entries encoded between two turns of the event loop (about 10 ms of work). */
+const PREPARE_SLICE = 250;
+
+/** Resolves on the event loop's next turn, once pending I/O callbacks have run. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Consecutive encoded parts of one batch as one: their chunks in order, one COPY per table. */
+function joinEncoded(parts: readonly EncodedEntries[]): EncodedEntries {
+  const last = parts[parts.length - 1] as EncodedEntries;
+  if (parts.length === 1) return last;
+  const join = (pick: (p: EncodedEntries) => CopyPayload): CopyPayload =>
+    new CopyPayload(
+      parts.flatMap((p) => [...pick(p).chunks]),
+      parts.reduce((n, p) => n + pick(p).rows, 0),
+    );
+  return {
+    count: parts.reduce((n, p) => n + p.count, 0),
+    lastHash: last.lastHash,
+    entries: join((p) => p.entries),
+    annotations: join((p) => p.annotations),
+    snapshots: join((p) => p.snapshots),
+  };
 }
 
 /** A batch's served entries sorted out against what govtrail holds. */
