@@ -108,6 +108,16 @@ describe('canonicalJson: properties', () => {
     );
   });
 
+  it('gives the bytes of the reference for JSON text as JSON.parse reads it', () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(v));
+        expect(canonicalJson(parsed)).toBe(referenceCanonicalJson(parsed));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('gives the bytes of the reference for anything else JavaScript has, holes and undefined included', () => {
     fc.assert(
       fc.property(
