@@ -229,26 +229,43 @@ export function rowHashOfText(
   return h.digest();
 }
 
+/** The scratch buffer of rowAndContentHashOfText, kept between calls up to 1 MiB. */
+let scratch = Buffer.allocUnsafe(1 << 14);
+
+function hashInput(bytes: number): Buffer {
+  if (scratch.length >= bytes) return scratch;
+  if (bytes > 1 << 20) return Buffer.allocUnsafe(bytes);
+  scratch = Buffer.allocUnsafe(Math.max(bytes, Math.min(scratch.length * 2, 1 << 20)));
+  return scratch;
+}
+
 /**
  * rowHashOfText and contentHashOfText of one row together, from one UTF-8 copy of its text: the
  * content hash covers the bytes of canonicalRaw inside the row hash's input. The same bytes, hence
- * the same hashes, as the two functions give.
+ * the same hashes, as the two functions give. `canonicalRawUtf8` is that UTF-8 of canonicalRaw (a
+ * view of the hash input), for a writer to copy instead of encoding the text again.
  */
 export function rowAndContentHashOfText(
   previous: Uint8Array | null,
   row: Omit<HashedEntry, 'raw'>,
   canonicalRaw: string,
-): { rowHash: Buffer; contentHash: Buffer } {
+): { rowHash: Buffer; contentHash: Buffer; canonicalRawUtf8: Buffer } {
   const head = `{"created_at_text":${canonicalJson(row.createdAtText)},"entry_id":${canonicalJson(row.entryId)},"raw":`;
   const tail = `,"tenant_id":${canonicalJson(row.tenantId)}}`;
-  const start = 32 + Buffer.byteLength(head);
-  const end = start + Buffer.byteLength(canonicalRaw);
-  const input = Buffer.allocUnsafe(end + Buffer.byteLength(tail));
+  // Written into a scratch buffer of room enough (3 bytes of UTF-8 at most per UTF-16 code unit):
+  // measuring the UTF-8 length first costs more than the writing.
+  const input = hashInput(32 + 3 * (head.length + canonicalRaw.length + tail.length));
   input.set(previous ?? ZERO_HASH, 0);
-  input.write(head, 32);
-  input.write(canonicalRaw, start);
-  input.write(tail, end);
-  return { rowHash: sha256(input), contentHash: sha256(input.subarray(start, end)) };
+  const start = 32 + input.write(head, 32);
+  const end = start + input.write(canonicalRaw, start);
+  const length = end + input.write(tail, end);
+  const canonicalRawUtf8 = Buffer.allocUnsafe(end - start);
+  input.copy(canonicalRawUtf8, 0, start, end);
+  return {
+    rowHash: sha256(input.subarray(0, length)),
+    contentHash: sha256(canonicalRawUtf8),
+    canonicalRawUtf8,
+  };
 }
 
 /**
