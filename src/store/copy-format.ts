@@ -136,6 +136,10 @@ export function encodeCopyValue(value: CopyValue): string {
 // encoding and the server's work overlap (with 1 MiB chunks they took turns).
 const FIRST_CHUNK_BYTES = 1 << 14;
 const MAX_CHUNK_BYTES = 1 << 16;
+// A payload encoded beforehand has nothing to overlap with: its chunks grow to 1 MiB, as each chunk
+// costs two socket writes (pg-copy-streams writes a CopyData header, then the chunk). Node.js CPU of
+// sending 50 000 sandbox entries to a local PostgreSQL: 1.45 µs per entry with 64 KiB, 1.2 with 1 MiB.
+const MAX_ENCODED_CHUNK_BYTES = 1 << 20;
 
 /** The two ASCII hex digits of each byte value, for bytea fields. */
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
@@ -152,8 +156,14 @@ export class CopyBuilder {
   #rowStart = 0;
   #rows = 0;
 
-  /** @param width the number of columns, when each row should be checked against it */
-  constructor(readonly width?: number) {}
+  /**
+   * @param width the number of columns, when each row should be checked against it
+   * @param maxChunkBytes the size chunks grow to (a larger row gets a chunk of its size)
+   */
+  constructor(
+    readonly width?: number,
+    readonly maxChunkBytes = MAX_CHUNK_BYTES,
+  ) {}
 
   /** Rows encoded so far. */
   get rows(): number {
@@ -235,14 +245,14 @@ export class CopyBuilder {
 
   /**
    * The chunk, with room for `bytes` more. When it has none, the row begun so far moves to a new
-   * chunk (16 KiB growing to 64 KiB, or as large as the row needs) and the full one is closed.
+   * chunk (16 KiB growing to maxChunkBytes, or as large as the row needs) and the full one is closed.
    */
   #reserve(bytes: number): Buffer {
     if (this.#buffer.length - this.#used >= bytes) return this.#buffer;
     const old = this.#buffer;
     const begun = this.#used - this.#rowStart;
     if (this.#rowStart > 0) this.#chunks.push(old.subarray(0, this.#rowStart));
-    const size = Math.min(MAX_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, old.length * 2));
+    const size = Math.min(this.maxChunkBytes, Math.max(FIRST_CHUNK_BYTES, old.length * 2));
     const buffer = Buffer.allocUnsafe(Math.max(size, begun + bytes));
     old.copy(buffer, 0, this.#rowStart, this.#used);
     this.#buffer = buffer;
@@ -275,7 +285,7 @@ export class CopyBuilder {
 
 /** Encodes rows (values in column order) into a payload, for sending later. */
 export function encodeCopyRows(rows: Iterable<readonly CopyValue[]>, width?: number): CopyPayload {
-  const b = new CopyBuilder(width);
+  const b = new CopyBuilder(width, MAX_ENCODED_CHUNK_BYTES);
   for (const r of rows) b.row(r);
   return b.finish();
 }

@@ -188,6 +188,17 @@ describe('CopyBuilder and encodeCopyRows', () => {
     expect(decoded[48]).toEqual(['row 48', '[1]']);
   });
 
+  it('grows chunks to 64 KiB when rows are sent as encoded, to 1 MiB for a payload encoded beforehand', () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => [i, 'x'.repeat(1000)]);
+    const streamed = new CopyBuilder();
+    for (const r of rows) streamed.row(r);
+    const sizes = (chunks: Iterable<Uint8Array>) => [...chunks].map((c) => c.length);
+    expect(Math.max(...sizes(streamed.finish().chunks))).toBeLessThanOrEqual(1 << 16);
+    const encoded = sizes(encodeCopyRows(rows).chunks);
+    expect(Math.max(...encoded)).toBeGreaterThan(1 << 19);
+    expect(Math.max(...encoded)).toBeLessThanOrEqual(1 << 20);
+  });
+
   it('leaves no half row behind when a value cannot be encoded', () => {
     const b = new CopyBuilder();
     b.row(['a', new Uint8Array([1])]);
