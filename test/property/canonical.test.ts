@@ -108,6 +108,16 @@ describe('canonicalJson: properties', () => {
     );
   });
 
+  it('gives the bytes of the reference for JSON text as JSON.parse reads it', () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(v));
+        expect(canonicalJson(parsed)).toBe(referenceCanonicalJson(parsed));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('gives the bytes of the reference for anything else JavaScript has, holes and undefined included', () => {
     fc.assert(
       fc.property(
@@ -197,6 +207,11 @@ describe('canonicalJsonbText and rowHashOfText: properties', () => {
           expect(both.contentHash.toString('hex')).toBe(
             createHash('sha256').update(r.hashText).digest('hex'),
           );
+          // The bytes hashed, the writer's to keep: no later call writes over them.
+          const bytes = Buffer.from(both.canonicalRawUtf8);
+          rowAndContentHashOfText(null, { ...row, entryId: `${entryId}x` }, '"other"'.repeat(50));
+          expect(both.canonicalRawUtf8.equals(bytes)).toBe(true);
+          expect(bytes.equals(Buffer.from(r.hashText))).toBe(true);
         },
       ),
       { numRuns: 2000 },

@@ -1,6 +1,7 @@
 /**
- * canonical.ts edge cases the property tests do not reach: values JSON has no text for, and row
- * hashes of rows that miss a field (only an untyped caller can build one).
+ * canonical.ts edge cases the property tests do not reach: values JSON has no text for, values
+ * canonicalJson's JSON.stringify path must leave to its own writer, and row hashes of rows that miss
+ * a field (only an untyped caller can build one).
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +22,43 @@ describe('toJsonbText', () => {
     expect(toJsonbText(undefined)).toBe('null');
     expect(toJsonbText(() => 1)).toBe('null');
     expect(toJsonbText(Symbol('s'))).toBe('null');
+  });
+});
+
+describe('canonicalJson: what JSON.stringify of a key-sorted copy cannot write', () => {
+  // Each of these leaves the copy for the piece-by-piece writer, nested under JSON data that the
+  // copy would take, and must come out as canonical JSON all the same.
+  const nested = (v: unknown) => ({ z: [{ b: 1, a: v }], y: 'x' });
+  const canonicalNested = (text: string) => `{"y":"x","z":[{"a":${text},"b":1}]}`;
+
+  it('orders keys that look like array indices as strings, not numbers first', () => {
+    expect(canonicalJson({ b: 1, '10': 2, '9': 3, a: 4, '1x': 5 })).toBe('{"10":2,"1x":5,"9":3,"a":4,"b":1}');
+    expect(canonicalJson(nested({ '2': 1, '10': 2 }))).toBe(canonicalNested('{"10":2,"2":1}'));
+  });
+
+  it('keeps an own __proto__ key, as JSON.parse makes it', () => {
+    const parsed = JSON.parse('{"b":{"__proto__":{"y":1,"x":2}},"a":1}');
+    expect(canonicalJson(parsed)).toBe('{"a":1,"b":{"__proto__":{"x":2,"y":1}}}');
+  });
+
+  it('writes objects of a class by their own keys, never by toJSON or their boxed value', () => {
+    expect(canonicalJson(nested(new Date(0)))).toBe(canonicalNested('{}'));
+    expect(canonicalJson(nested(Object(1)))).toBe(canonicalNested('{}'));
+    expect(canonicalJson(nested(new Map([['k', 1]])))).toBe(canonicalNested('{}'));
+    expect(canonicalJson(nested({ toJSON: 1, b: 2 }))).toBe(canonicalNested('{"b":2,"toJSON":1}'));
+    const bare = Object.assign(Object.create(null) as object, { b: 1, a: 2 });
+    expect(canonicalJson(nested(bare))).toBe(canonicalNested('{"a":2,"b":1}'));
+  });
+
+  it('writes undefined, functions, symbols and holes as it always did', () => {
+    expect(canonicalJson(nested({ u: undefined, f: () => 1, s: Symbol('s') }))).toBe(
+      canonicalNested('{"f":null,"s":null}'),
+    );
+    const holed: unknown[] = [1];
+    holed[2] = undefined; // a hole at 1
+    expect(canonicalJson(nested(holed))).toBe(canonicalNested('[1,,null]'));
+    expect(canonicalJson(nested([Number.NaN, -0, 1e21]))).toBe(canonicalNested('[null,0,1e+21]'));
+    expect(() => canonicalJson(nested(1n))).toThrow(TypeError);
   });
 });
 

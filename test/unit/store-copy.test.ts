@@ -13,6 +13,7 @@ import {
   copyStatement,
   encodeCopyRows,
   encodeCopyValue,
+  JsonUtf8,
 } from '../../src/store/copy-format.js';
 
 const text = (p: CopyPayload) => Buffer.concat(p.chunks as Uint8Array[]).toString('utf8');
@@ -155,6 +156,57 @@ describe('CopyBuilder and encodeCopyRows', () => {
     expect(decodeCopy(all)).toHaveLength(2000);
   });
 
+  it('writes JSON text given as UTF-8 bytes with its backslashes doubled, as the same text would be', () => {
+    const json = JSON.stringify({ a: 'tab\there "q" \\ ü🚨', b: ['\u0000\n'] });
+    const bytes = Buffer.from(`xx${json}yy`).subarray(2, -2);
+    const asBytes = text(encodeCopyRows([['k', new JsonUtf8(bytes), new JsonUtf8(new Uint8Array(bytes))]]));
+    expect(asBytes).toBe(text(encodeCopyRows([['k', json, json]])));
+    expect(decodeCopy(asBytes)).toEqual([['k', json, json]]);
+    expect(text(encodeCopyRows([[new JsonUtf8(Buffer.from('{}'))]]))).toBe('{}\n');
+    expect(encodeCopyValue(new JsonUtf8(Buffer.from('"\\"')))).toBe('"\\\\"');
+  });
+
+  it('writes bytea fields between text fields as the text form would', () => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(text(encodeCopyRows([['a', bytes, 1, bytes.subarray(250)]]))).toBe(
+      `a\t${encodeCopyValue(bytes)}\t1\t${encodeCopyValue(bytes.subarray(250))}\n`,
+    );
+  });
+
+  it('moves a row begun at the end of a chunk whole into the next, however large its fields', () => {
+    const big = new JsonUtf8(Buffer.from(`"${'\\'.repeat(40_000)}"`));
+    const rows: CopyValue[][] = [];
+    for (let i = 0; i < 50; i++)
+      rows.push([`row ${i}`, i % 7 === 0 ? big : new JsonUtf8(Buffer.from('[1]'))]);
+    const p = encodeCopyRows(rows);
+    const chunks = [...p.chunks];
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) expect(Buffer.from(c).toString('utf8').endsWith('\n')).toBe(true);
+    const decoded = decodeCopy(text(p));
+    expect(decoded).toHaveLength(50);
+    expect(decoded[49]).toEqual(['row 49', `"${'\\'.repeat(40_000)}"`]);
+    expect(decoded[48]).toEqual(['row 48', '[1]']);
+  });
+
+  it('grows chunks to 64 KiB when rows are sent as encoded, to 1 MiB for a payload encoded beforehand', () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => [i, 'x'.repeat(1000)]);
+    const streamed = new CopyBuilder();
+    for (const r of rows) streamed.row(r);
+    const sizes = (chunks: Iterable<Uint8Array>) => [...chunks].map((c) => c.length);
+    expect(Math.max(...sizes(streamed.finish().chunks))).toBeLessThanOrEqual(1 << 16);
+    const encoded = sizes(encodeCopyRows(rows).chunks);
+    expect(Math.max(...encoded)).toBeGreaterThan(1 << 19);
+    expect(Math.max(...encoded)).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('leaves no half row behind when a value cannot be encoded', () => {
+    const b = new CopyBuilder();
+    b.row(['a', new Uint8Array([1])]);
+    expect(() => b.row(['b', new Uint8Array([2]), {} as unknown as CopyValue])).toThrow(/cannot encode/);
+    b.row(['c', null]);
+    expect(text(b.finish())).toBe('a\t\\\\x01\nc\t\\N\n');
+  });
+
   it('a payload refuses to be bound as an ordinary parameter', () => {
     expect(() => new CopyPayload([], 0).toPostgres()).toThrow(/without COPY support/);
   });
@@ -189,6 +241,17 @@ describe('COPY text format: properties', () => {
           expect(decodeCopy(text(encodeCopyRows(rows)))).toEqual(rows);
         },
       ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('JSON text as UTF-8 bytes encodes to the bytes of the same text as a string', () => {
+    fc.assert(
+      fc.property(fc.array(hostile), (values) => {
+        const json = JSON.stringify(values);
+        const asBytes = encodeCopyRows([[new JsonUtf8(Buffer.from(json)), 1]]);
+        expect(text(asBytes)).toBe(text(encodeCopyRows([[json, 1]])));
+      }),
       { numRuns: 1000 },
     );
   });

@@ -14,7 +14,7 @@ import {
 } from '../../core/normalise/canonical.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
 import { copyRows } from '../copy.js';
-import { type CopyPayload, type CopyValue, encodeCopyRows } from '../copy-format.js';
+import { type CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
 import type { Session } from '../database.js';
 
 /**
@@ -182,7 +182,8 @@ function* entryRows(
       entry.actorUserId,
       entry.syslogEventId,
       entry.traceId,
-      raw.text,
+      // The bytes just hashed, unless jsonb's refused escapes made the stored text differ.
+      raw.text === raw.hashText ? new JsonUtf8(hashes.canonicalRawUtf8) : raw.text,
       runId,
       chain.hash,
       hashes.contentHash,
