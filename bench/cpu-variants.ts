@@ -39,7 +39,9 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) {
       const r = await once(v);
       results.set(v, [...(results.get(v) ?? []), r]);
-      process.stderr.write(`${v || '(default)'}: CPU ${r.cpu.toFixed(2)} s, wall ${(r.ms / 1000).toFixed(2)} s, RSS ${r.rss.toFixed(0)} MiB\n`);
+      process.stderr.write(
+        `${v || '(default)'}: CPU ${r.cpu.toFixed(2)} s, wall ${(r.ms / 1000).toFixed(2)} s, RSS ${r.rss.toFixed(0)} MiB\n`,
+      );
     }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   for (const [v, rs] of results)

@@ -510,7 +510,7 @@ export const MUTATIONS: readonly Mutation[] = [
       {
         file: 'src/sync/steps.ts',
         find: 'ids.filter((id) => filter.mightHold(id))',
-        replace: 'ids.filter((id) => filter.mightHold(`${id}?`))',
+        replace: "ids.filter((id) => filter.mightHold(id + '?'))",
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],
