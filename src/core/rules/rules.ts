@@ -76,11 +76,20 @@ const MAX_SUMMARY_CHANGES = 10;
  */
 export function firingRuleIds(pack: RulePack, ctx: RuleContext): string[] {
   const ids: string[] = [];
-  for (const rule of pack.rules) {
-    if (!rule.enabled || isRunLevel(rule) || isDiscrepancyLevel(rule)) continue;
-    if (evaluate(rule.condition, ctx).matched) ids.push(rule.id);
-  }
+  for (const rule of entryRulesOf(pack)) if (evaluate(rule.condition, ctx).matched) ids.push(rule.id);
   return ids;
+}
+
+/** The enabled per-entry rules of each pack seen: a first run asks for them once per entry. */
+const entryRules = new WeakMap<readonly Rule[], readonly Rule[]>();
+
+function entryRulesOf(pack: RulePack): readonly Rule[] {
+  let rules = entryRules.get(pack.rules);
+  if (rules === undefined) {
+    rules = pack.rules.filter((r) => r.enabled && !isRunLevel(r) && !isDiscrepancyLevel(r));
+    entryRules.set(pack.rules, rules);
+  }
+  return rules;
 }
 
 /** Evaluates every enabled per-entry rule against one entry; one draft per rule that fires. */
@@ -340,7 +349,7 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
   }
   if (c.entries_in_window !== undefined) {
     const { count, window } = c.entries_in_window;
-    const inWindow = entriesInWindow(ctx, parseWindowSeconds(window) ?? 0, count + 1);
+    const inWindow = entriesInWindow(ctx, windowSeconds(window), count + 1);
     // Fires on the entry that brings the count to the threshold: one alert per burst, not one per entry in it.
     return inWindow === count
       ? { ...PLAIN_MATCH, details: { burst: { count: inWindow, window } } }
@@ -406,6 +415,18 @@ function sameValue(expected: unknown, actual: unknown): boolean {
   const da = parseDuration(a);
   if (de !== undefined && da !== undefined) return de.seconds === da.seconds;
   return canonicalJson(e) === canonicalJson(a);
+}
+
+/** parseWindowSeconds of each window text seen (0 when malformed): asked per entry by burst rules. */
+const windows = new Map<string, number>();
+
+function windowSeconds(text: string): number {
+  let seconds = windows.get(text);
+  if (seconds === undefined) {
+    seconds = parseWindowSeconds(text) ?? 0;
+    windows.set(text, seconds);
+  }
+  return seconds;
 }
 
 /** createdAtKey form: UTC, nine fractional digits, so that text order is time order. */
