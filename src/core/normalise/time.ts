@@ -123,14 +123,20 @@ export function subtractMs(key: string, ms: number): string {
  * Date costs several times more. Anything but a valid wall-clock time goes to Date.parse itself.
  */
 export function keyMillis(key: string): number {
+  return validKeyMillis(key) ?? Date.parse(`${key.slice(0, 23)}Z`);
+}
+
+/**
+ * The instant of a key's first 23 characters, to the millisecond, when they are a valid UTC time
+ * (`YYYY-MM-DDTHH:MM:SS.mmm`, no field out of range); else undefined.
+ */
+export function validKeyMillis(key: string): number | undefined {
   const ms = key.charCodeAt(19) === 46 /* . */ ? three(key, 20) : -1;
-  const wall =
-    ms >= 0 && key.charCodeAt(4) === 45 && key.charCodeAt(7) === 45 && key.charCodeAt(10) === 84
-      ? key.charCodeAt(13) === 58 && key.charCodeAt(16) === 58
-        ? wallMillis(key)
-        : undefined
-      : undefined;
-  return wall === undefined ? Date.parse(`${key.slice(0, 23)}Z`) : wall + ms;
+  if (ms < 0 || key.charCodeAt(4) !== 45 || key.charCodeAt(7) !== 45 || key.charCodeAt(10) !== 84)
+    return undefined;
+  if (key.charCodeAt(13) !== 58 || key.charCodeAt(16) !== 58) return undefined;
+  const wall = wallMillis(key);
+  return wall === undefined ? undefined : wall + ms;
 }
 
 /** The wall-clock time of the first 19 characters of a key; undefined when not a valid one. */
