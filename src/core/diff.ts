@@ -109,13 +109,13 @@ export function diffSnapshots(
   const before: Record<string, unknown> = first ? {} : (prev as Record<string, unknown>);
   const after = next as Record<string, unknown>;
   const out: FieldChange[] = [];
-  const effBefore = first ? EMPTY_MAPPED : mappedOf(before);
-  const effAfter = mappedOf(after);
+  const effBefore = first ? EMPTY_EFFECTS : effectsOf(before);
+  const effAfter = effectsOf(after);
 
   for (let i = 0; i < DIFFED.length; i++) {
     const f = DIFFED[i] as SnapshotField;
-    const a = effBefore[i] as Effective;
-    const b = effAfter[i] as Effective;
+    const a = effBefore.mapped[i] as Effective;
+    const b = effAfter.mapped[i] as Effective;
     if (a.key === b.key) continue;
     out.push({
       field: f.column,
@@ -124,22 +124,45 @@ export function diffSnapshots(
       direction: first ? 'changed' : mappedDirection(f, a, b, ranks),
     });
   }
+  diffExtras(before, effBefore, after, effAfter, first, out);
+  return out;
+}
 
-  // Sorted, repeats dropped (a top-level `defaultClientLifecycle.x` and lifecycle key `x` give one
-  // name), without the Set and spreads when a side has none (the common case, per entry).
-  const namesBefore = extraFieldNames(before);
-  const namesAfter = extraFieldNames(after);
-  const all =
-    namesBefore.length === 0
-      ? namesAfter
-      : namesAfter.length === 0
-        ? namesBefore
-        : namesBefore.concat(namesAfter);
-  all.sort();
-  const extraNames = all.length < 2 ? all : all.filter((n, i) => i === 0 || n !== all[i - 1]);
-  for (const name of extraNames) {
-    const a = effectiveExtra(name, readExtra(before, name));
-    const b = effectiveExtra(name, readExtra(after, name));
+/**
+ * The extra fields' rows, by name: a merge of the two snapshots' sorted names, so a name both
+ * have is read from each snapshot's cached values and only a name one side lacks is read again.
+ */
+function diffExtras(
+  before: Record<string, unknown>,
+  effBefore: Effects,
+  after: Record<string, unknown>,
+  effAfter: Effects,
+  first: boolean,
+  out: FieldChange[],
+): void {
+  const na = effBefore.extraNames;
+  const nb = effAfter.extraNames;
+  let i = 0;
+  let j = 0;
+  while (i < na.length || j < nb.length) {
+    const x = na[i];
+    const y = nb[j];
+    let name: string;
+    let a: Effective;
+    let b: Effective;
+    if (y === undefined || (x !== undefined && x < y)) {
+      name = x as string;
+      a = effBefore.extras[i++] as Effective;
+      b = effectiveExtra(name, readExtra(after, name));
+    } else if (x === undefined || y < x) {
+      name = y;
+      a = effectiveExtra(name, readExtra(before, name));
+      b = effAfter.extras[j++] as Effective;
+    } else {
+      name = x;
+      a = effBefore.extras[i++] as Effective;
+      b = effAfter.extras[j++] as Effective;
+    }
     if (a.key === b.key) continue;
     out.push({
       field: name,
@@ -148,23 +171,41 @@ export function diffSnapshots(
       direction: first ? 'changed' : booleanDirection(name, a, b),
     });
   }
-  return out;
 }
 
 const DIFFED: readonly SnapshotField[] = SNAPSHOT_FIELDS.filter((f) => f.diffed);
 
-/**
- * Effective values of a snapshot's diffed fields, in DIFFED order. Each snapshot is the "after"
- * of one diff and the "before" of the next: computed once per snapshot object (snapshots are
- * never mutated once received).
- */
-const mappedCache = new WeakMap<object, readonly Effective[]>();
+/** What the diff reads of one snapshot: computed once per snapshot object. */
+interface Effects {
+  /** Effective values of the diffed fields, in DIFFED order. */
+  readonly mapped: readonly Effective[];
+  /**
+   * Extra field names, sorted, without repeats (a top-level `defaultClientLifecycle.x` and
+   * lifecycle key `x` give one name).
+   */
+  readonly extraNames: readonly string[];
+  /** Effective value of each extra field name, same order. */
+  readonly extras: readonly Effective[];
+}
 
-function mappedOf(snapshot: Record<string, unknown>): readonly Effective[] {
-  let eff = mappedCache.get(snapshot);
+/**
+ * Each snapshot is the "after" of one diff and the "before" of the next: its effects are kept by
+ * snapshot object (snapshots are never mutated once received).
+ */
+const effectsCache = new WeakMap<object, Effects>();
+
+function effectsOf(snapshot: Record<string, unknown>): Effects {
+  let eff = effectsCache.get(snapshot);
   if (eff === undefined) {
-    eff = DIFFED.map((f) => effectiveMapped(f, readWireField(snapshot, f)));
-    mappedCache.set(snapshot, eff);
+    const names = extraFieldNames(snapshot);
+    names.sort();
+    const extraNames = names.length < 2 ? names : names.filter((n, i) => i === 0 || n !== names[i - 1]);
+    eff = {
+      mapped: DIFFED.map((f) => effectiveMapped(f, readWireField(snapshot, f))),
+      extraNames,
+      extras: extraNames.map((name) => effectiveExtra(name, readExtra(snapshot, name))),
+    };
+    effectsCache.set(snapshot, eff);
   }
   return eff;
 }
@@ -177,8 +218,12 @@ interface Effective {
   readonly typed: boolean;
 }
 
-/** The effective values of an empty snapshot (every field at its default). */
-const EMPTY_MAPPED: readonly Effective[] = DIFFED.map((f) => effectiveMapped(f, undefined));
+/** The effects of no snapshot (every field at its default, no extra field). */
+const EMPTY_EFFECTS: Effects = {
+  mapped: DIFFED.map((f) => effectiveMapped(f, undefined)),
+  extraNames: [],
+  extras: [],
+};
 
 function effectiveMapped(field: SnapshotField, raw: unknown): Effective {
   switch (field.kind) {

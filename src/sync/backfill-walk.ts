@@ -18,6 +18,7 @@
 
 import { diffSnapshots, isDiffBase } from '../core/diff.js';
 import { toJsonbText } from '../core/normalise/canonical.js';
+import { validKeyMillis } from '../core/normalise/time.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise/types.js';
 import type { ConditionSpec } from '../core/rules/pack-schema.js';
 import { parseWindowSeconds } from '../core/rules/pack-schema.js';
@@ -48,7 +49,7 @@ interface Held {
   readonly annotations: readonly AnnotationRow[];
   /** PostgreSQL's created_at (microseconds) as sortable text: the walk's order is (pos, entryId). */
   readonly pos: string;
-  /** Date.parse(pos): milliseconds, for the time windows. */
+  /** Date.parse(pos): milliseconds, for the time windows and to order by before pos. */
   readonly ms: number;
   /** The snapshot as jsonb returns it, or null. */
   readonly snapshot: WireSettings | null;
@@ -69,8 +70,12 @@ export interface BackfillWalkResult {
  * Undefined for a key of another shape.
  */
 export function storedPosition(key: string): string | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{9})Z$/.exec(key);
-  if (m === null) return undefined;
+  if (!KEY_SHAPE.test(key)) return undefined;
+  // A time served to the microsecond or coarser (nanoseconds 000) is its own position: the
+  // arithmetic below gives back its six digits (checked for every one of them in the tests).
+  if (key.charCodeAt(26) === 48 && key.charCodeAt(27) === 48 && key.charCodeAt(28) === 48)
+    return `${key.slice(0, 26)}Z`;
+  const m = KEY_SHAPE.exec(key) as RegExpExecArray;
   const seconds = m[1] as string;
   const x = Number(`0.${m[2]}`) * 1_000_000;
   const micros = x - Math.trunc(x) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x);
@@ -79,7 +84,11 @@ export function storedPosition(key: string): string | undefined {
   return `${next}.000000Z`;
 }
 
+const KEY_SHAPE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{9})Z$/;
+
 function compare(a: Held, b: Held): number {
+  // ms is read from pos, so it orders as pos does: the text is compared only within a millisecond.
+  if (a.ms !== b.ms) return a.ms < b.ms ? -1 : 1;
   if (a.pos !== b.pos) return a.pos < b.pos ? -1 : 1;
   const x = a.entry.entryId;
   const y = b.entry.entryId;
@@ -148,10 +157,11 @@ export class BackfillWalk {
     const batch: Held[] = [];
     for (const n of entries) {
       const pos = storedPosition(n.entry.createdAtKey);
-      if (pos === undefined)
+      const ms = pos === undefined ? undefined : validKeyMillis(pos);
+      if (pos === undefined || ms === undefined)
         return this.giveUp(`created_at key ${n.entry.createdAtKey} has an unexpected shape`);
       if (!ASCII.test(n.entry.entryId)) return this.giveUp('an entry id is not printable ASCII');
-      batch.push(held(n, pos));
+      batch.push(held(n, pos, ms));
     }
     // Nothing may arrive newer than what finished entries looked back on: everything held is
     // trusted only from the oldest entry seen + DISORDER_MS on (see drain).
@@ -234,7 +244,7 @@ export class BackfillWalk {
   }
 }
 
-function held(n: NormalisedEntry, pos: string): Held {
+function held(n: NormalisedEntry, pos: string, ms: number): Held {
   let snapshot = n.snapshotWire;
   // What jsonb gives back is the text toJsonbText stored, parsed: it differs from the value only
   // for NUL, lone surrogates and numbers JSON cannot write. Round-trip only a snapshot that has any.
@@ -245,7 +255,7 @@ function held(n: NormalisedEntry, pos: string): Held {
     entry: { ...n.entry, raw: { snapshot } },
     annotations: n.annotations,
     pos,
-    ms: Date.parse(pos),
+    ms,
     snapshot,
     isBase,
   };

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamp } from '../../src/core/normalise/time.js';
+import { isoMillis, keyMillis, parseTimestamp, subtractMs } from '../../src/core/normalise/time.js';
 
 if (process.env['CI']) fc.configureGlobal({ seed: 20_261_126 });
 
@@ -74,6 +74,56 @@ describe('parseTimestamp', () => {
       fc.property(edited, (text) => {
         const got = parseTimestamp(text);
         expect(got && { key: got.key, ms: got.date.getTime() }).toEqual(reference(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
+
+/** subtractMs as it was before keyMillis and isoMillis: the reference. */
+function referenceSubtract(key: string, ms: number): string {
+  const base = new Date(`${key.slice(0, 23)}Z`).getTime() - ms;
+  return `${new Date(base).toISOString().slice(0, 23)}${key.slice(23)}`;
+}
+
+describe('keyMillis and isoMillis', () => {
+  it('read a key as Date.parse does, for any text near an RFC 3339 time', () => {
+    fc.assert(
+      fc.property(edited, (text) => {
+        expect(keyMillis(text)).toBe(Date.parse(`${text.slice(0, 23)}Z`));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('write an instant as toISOString does, inside years 0000-9999 and past them', () => {
+    const first = Date.UTC(2000, 0, 1);
+    const instant = fc.oneof(
+      fc.integer({ min: -62_167_219_200_000 - 1e11, max: 253_402_300_799_999 + 1e11 }),
+      fc.integer({ min: -3, max: 3 }).map((d) => -62_167_219_200_000 + d),
+      fc.integer({ min: -3, max: 3 }).map((d) => 253_402_300_799_999 + d),
+      fc.integer({ min: -1e6, max: 1e6 }).map((d) => first + d * 86_400_000),
+    );
+    fc.assert(
+      fc.property(instant, (ms) => {
+        expect(isoMillis(ms)).toBe(new Date(ms).toISOString().slice(0, 23));
+      }),
+      { numRuns: 50_000 },
+    );
+    expect(() => isoMillis(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('subtract as the Date arithmetic did, for any text near an RFC 3339 time', () => {
+    fc.assert(
+      fc.property(edited, fc.integer({ min: 0, max: 400 * 86_400_000 }), (text, ms) => {
+        let want: string | Error;
+        try {
+          want = referenceSubtract(text, ms);
+        } catch (err) {
+          want = err as Error;
+        }
+        if (want instanceof Error) expect(() => subtractMs(text, ms)).toThrow(RangeError);
+        else expect(subtractMs(text, ms)).toBe(want);
       }),
       { numRuns: 20_000 },
     );

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultRulesPath, loadRulePack } from '../../src/config/rule-pack.js';
 import { diffSnapshots } from '../../src/core/diff.js';
 import { GovtrailError } from '../../src/core/errors.js';
+import { normaliseEntry } from '../../src/core/normalise/entry.js';
 import type { AnnotationRow, EntryRow } from '../../src/core/normalise/types.js';
 import { parseWindowSeconds } from '../../src/core/rules/pack-schema.js';
 import {
@@ -25,6 +26,7 @@ import {
   unrecognisedValues,
 } from '../../src/core/rules/rules.js';
 import type { WireSettings } from '../../src/core/wire.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 
 const TENANT = 'acme';
 const ENTRY_ID = '2vYJmWBbS0sLCn3sYc6l1jOQ2bX';
@@ -182,6 +184,62 @@ describe('which rules an entry fires', () => {
     expect(firingRuleIds(pack, c)).toEqual(['ON']);
     expect(evaluateRules(pack, c).map((d) => d.ruleId)).toEqual(['ON']);
     expect(discrepancyAlerts(pack, c).map((d) => d.ruleId)).toEqual(['FOUND']);
+  });
+});
+
+describe('firingRuleIds and evaluateRules agree', () => {
+  it('on every entry of a sandbox history, with the default pack and with nested conditions', async () => {
+    const nested = packOf(
+      [
+        rule(
+          'N1',
+          'condition: { not: { any_of: [ { field_changed: { direction: [loosened] } }, { unrecognised_values: true } ] } }',
+        ),
+        rule(
+          'N2',
+          'condition: { all_of: [ { entries_in_window: { count: 2, window: 1h } }, { not: { actor_kind_in: [ACTOR_KIND_API] } } ] }',
+        ),
+        rule(
+          'N3',
+          'condition: { any_of: [ { annotation_missing: { kind: ANNOTATION_KIND_REASON } }, { field_changed: { to: [[]] } } ] }',
+        ),
+        rule(
+          'N4',
+          'condition: { all_of: [ { field_changed: { field: audit_verbosity } }, { field_changed: { from: [AUDIT_VERBOSITY_FULL] } } ] }',
+        ),
+      ].join('\n'),
+    );
+    const sb = await startSandbox({ entries: 1500, seed: 3 });
+    const entries = [...sb.history.jsonLines()].reverse().map((t) => {
+      const n = normaliseEntry(TENANT, JSON.parse(t));
+      if (!n.ok) throw new Error(n.reason);
+      return n.value;
+    });
+    await sb.close();
+    const packs = [loadRulePack(), nested];
+    const fired = new Map<string, number>();
+    let prev: WireSettings | null = null;
+    const keys: string[] = [];
+    for (const e of entries) {
+      keys.push(e.entry.createdAtKey);
+      const c: RuleContext = {
+        tenantId: TENANT,
+        entry: e.entry,
+        annotations: e.annotations,
+        snapshot: e.snapshotWire,
+        changes: diffSnapshots(prev, e.snapshotWire),
+        recentEntryKeys: keys,
+      };
+      for (const pack of packs) {
+        const ids = firingRuleIds(pack, c);
+        expect(evaluateRules(pack, c).map((d) => d.ruleId)).toEqual(ids);
+        for (const id of ids) fired.set(id, (fired.get(id) ?? 0) + 1);
+      }
+      if (e.snapshotWire !== null) prev = e.snapshotWire;
+    }
+    // The nested rules each fired on some entries and not on others.
+    for (const id of ['N1', 'N2', 'N3', 'N4'])
+      expect(fired.get(id)).toSatisfy((n) => n > 0 && n < entries.length);
   });
 });
 

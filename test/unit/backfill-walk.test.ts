@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadRulePack } from '../../src/config/rule-pack.js';
 import { normaliseEntry } from '../../src/core/normalise/entry.js';
+import { validKeyMillis } from '../../src/core/normalise/time.js';
 import type { NormalisedEntry } from '../../src/core/normalise/types.js';
 import { BackfillWalk, canWalkInMemory, storedPosition } from '../../src/sync/backfill-walk.js';
 
@@ -23,6 +24,33 @@ describe('storedPosition (PostgreSQL rounds nanoseconds to microseconds)', () =>
     expect(storedPosition('2025-01-01T00:00:00.000001500Z')).toBe('2025-01-01T00:00:00.000002Z');
     expect(storedPosition('2025-12-31T23:59:59.999999900Z')).toBe('2026-01-01T00:00:00.000000Z');
     expect(storedPosition('2025-01-01T00:00:00Z')).toBeUndefined();
+    expect(storedPosition('2025-01-01T00:00:00.000000000')).toBeUndefined();
+    expect(storedPosition('2025-01-01T00:00:0x.000000000Z')).toBeUndefined();
+  });
+
+  /** storedPosition as it was before its shortcut for times to the microsecond: the reference. */
+  function reference(key: string): string | undefined {
+    const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{9})Z$/.exec(key);
+    if (m === null) return undefined;
+    const x = Number(`0.${m[2]}`) * 1_000_000;
+    const micros = x - Math.trunc(x) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x);
+    if (micros < 1_000_000) return `${m[1]}.${String(micros).padStart(6, '0')}Z`;
+    return `${new Date(Date.parse(`${m[1]}Z`) + 1000).toISOString().slice(0, 19)}.000000Z`;
+  }
+
+  it('gives what the arithmetic gives for every microsecond, and for fractions around them', () => {
+    for (let us = 0; us < 1_000_000; us++) {
+      const key = `2025-12-31T23:59:59.${String(us).padStart(6, '0')}000Z`;
+      if (storedPosition(key) !== reference(key)) expect(storedPosition(key)).toBe(reference(key));
+    }
+    for (let i = 0; i < 20_000; i++) {
+      const nanos = String(Math.floor(Math.random() * 1e9)).padStart(9, '0');
+      const key = `2024-02-29T23:59:59.${nanos}Z`;
+      const pos = storedPosition(key) as string;
+      expect(pos).toBe(reference(key));
+      // The walk reads a position's milliseconds digit by digit, as Date.parse reads them.
+      expect(validKeyMillis(pos)).toBe(Date.parse(pos));
+    }
   });
 });
 

@@ -148,3 +148,48 @@ describe('diffSnapshots: absent, null and empty', () => {
     ]);
   });
 });
+
+describe('diffSnapshots: extra fields on one side only', () => {
+  // Snapshots chained as a history diffs them: each is the "after" of one diff and the "before" of
+  // the next. A name one side lacks is read from that side as absent; a top-level key
+  // `defaultClientLifecycle.x` has the name of lifecycle key `x`, and the lifecycle's value is read.
+  const a = odd({ alpha: 1, gamma: 'g', 'defaultClientLifecycle.x': 'top', untrustedJudgeDisable: true });
+  const b = odd({ beta: 2, gamma: 'g', defaultClientLifecycle: { x: 'lc' } });
+  const c = odd({ gamma: 'h', 'defaultClientLifecycle.x': 'top' });
+  const row = (field: string, oldValue: unknown, newValue: unknown, direction = 'changed') => ({
+    field: `extra_fields.${field}`,
+    oldValue,
+    newValue,
+    direction,
+  });
+
+  it('merges both sides in name order, one row per name', () => {
+    expect(diffSnapshots(null, a)).toEqual([
+      row('alpha', null, 1),
+      row('gamma', null, 'g'),
+      row('untrustedJudgeDisable', null, true),
+    ]);
+    expect(diffSnapshots(a, b)).toEqual([
+      row('alpha', 1, null),
+      row('beta', null, 2),
+      row('defaultClientLifecycle.x', null, 'lc'),
+      row('untrustedJudgeDisable', true, false, 'tightened'),
+    ]);
+    expect(diffSnapshots(b, c)).toEqual([
+      row('beta', 2, null),
+      row('defaultClientLifecycle.x', 'lc', null),
+      row('gamma', 'g', 'h'),
+    ]);
+    expect(diffSnapshots(c, a)).toEqual([
+      row('alpha', null, 1),
+      row('gamma', 'h', 'g'),
+      row('untrustedJudgeDisable', false, true, 'loosened'),
+    ]);
+  });
+
+  it('gives one row for the two keys of one name in one snapshot', () => {
+    const both = odd({ 'defaultClientLifecycle.x': 'top', defaultClientLifecycle: { x: 'lc' } });
+    expect(diffSnapshots(null, both)).toEqual([row('defaultClientLifecycle.x', null, 'lc')]);
+    expect(diffSnapshots(both, b)).toEqual([row('beta', null, 2), row('gamma', null, 'g')]);
+  });
+});

@@ -651,14 +651,23 @@ describe('normaliseEntry: annotations', () => {
   });
 
   it('stores a raw value over 512 bytes (UTF-8) with a warning, and one of 512 bytes silently', () => {
-    expect(annotationsOf([{ rawValue: 'x'.repeat(512) }, { rawValue: 'é'.repeat(256) }]).warnings).toEqual(
-      [],
-    );
-    const { rows, warnings } = annotationsOf([{ rawValue: 'x'.repeat(513) }, { rawValue: 'é'.repeat(257) }]);
-    expect(rows.map((r) => r.rawValue)).toEqual(['x'.repeat(513), 'é'.repeat(257)]);
+    // '€' is three bytes: 170 of them are 510 bytes, 171 are 513.
+    const silent = [
+      { rawValue: 'x'.repeat(512) },
+      { rawValue: 'é'.repeat(256) },
+      { rawValue: '€'.repeat(170) },
+    ];
+    expect(annotationsOf(silent).warnings).toEqual([]);
+    const { rows, warnings } = annotationsOf([
+      { rawValue: 'x'.repeat(513) },
+      { rawValue: 'é'.repeat(257) },
+      { rawValue: '€'.repeat(171) },
+    ]);
+    expect(rows.map((r) => r.rawValue)).toEqual(['x'.repeat(513), 'é'.repeat(257), '€'.repeat(171)]);
     expect(warnings).toEqual([
       'annotation 0 rawValue is longer than 512 bytes; stored',
       'annotation 1 rawValue is longer than 512 bytes; stored',
+      'annotation 2 rawValue is longer than 512 bytes; stored',
     ]);
   });
 

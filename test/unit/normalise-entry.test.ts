@@ -189,3 +189,39 @@ describe('canonical JSON and jsonb text', () => {
     expect(rowHash(h1, row).equals(h1)).toBe(false);
   });
 });
+
+describe('normaliseEntry: times repeated from entry to entry', () => {
+  const snap = (id: string, createdAt: string, settings: Record<string, unknown>) => {
+    const n = normaliseEntry('acme', { metadata: { id, createdAt }, snapshot: settings });
+    if (!n.ok) throw new Error(n.reason);
+    return n.value;
+  };
+
+  it('gives each text its own key, whichever texts came before', () => {
+    const texts = [
+      '2025-03-04T10:11:12Z',
+      '2025-03-04T11:11:12+01:00',
+      '2025-03-04T10:11:12.5Z',
+      '2025-03-04T10:11:12Z',
+      '2024-02-29T00:00:00.000000001Z',
+    ];
+    for (const [i, a] of texts.entries()) {
+      for (const b of texts) {
+        const v = snap(`2mZ1bQ9w4T7nJ0y3Xk8aB5cD6e${i}`, a, { createdAt: b, updatedAt: a });
+        expect(v.snapshot?.settingsCreatedAt).toBe(parseTimestamp(b)?.key);
+        expect(v.snapshot?.settingsUpdatedAt).toBe(v.entry.createdAtKey);
+        expect(v.entry.createdAtKey).toBe(parseTimestamp(a)?.key);
+      }
+    }
+  });
+
+  it('warns about a text that is no time every time it comes', () => {
+    for (let i = 0; i < 3; i++) {
+      const v = snap('2mZ1bQ9w4T7nJ0y3Xk8aB5cD6eF', '2025-03-04T10:11:12Z', { updatedAt: 'soon' });
+      expect(v.snapshot?.settingsUpdatedAt).toBeNull();
+      expect(v.warnings).toEqual([
+        'snapshot.updatedAt is not an RFC 3339 time ("soon"); column left NULL, raw keeps it',
+      ]);
+    }
+  });
+});

@@ -61,13 +61,29 @@ function durationColumn(v: unknown, warnings: string[], name: string): string | 
   return d.interval;
 }
 
+/**
+ * Times read and their keys: slot 0 the entry's createdAt, slots 1-2 the last two other times
+ * parsed. A history repeats them (the settings' createdAt stays the same entry after entry, and
+ * updatedAt is often the entry's own createdAt), and comparing texts costs less than parsing one.
+ */
+const recent = { texts: ['', '', ''], keys: ['', '', ''], next: 1 };
+
+function rememberKey(text: string, key: string, slot: number): void {
+  recent.texts[slot] = text;
+  recent.keys[slot] = key;
+}
+
 function timestampColumn(v: unknown, warnings: string[], name: string): string | null {
   if (v === undefined || v === null || v === '') return null;
+  const at = recent.texts.indexOf(v as string);
+  if (at >= 0) return recent.keys[at] as string;
   const t = parseTimestamp(v);
   if (t === undefined) {
     warnings.push(`${name} is not an RFC 3339 time (${JSON.stringify(v)}); column left NULL, raw keeps it`);
     return null;
   }
+  rememberKey(v as string, t.key, recent.next);
+  recent.next = recent.next === 1 ? 2 : 1;
   return t.key;
 }
 
@@ -166,7 +182,12 @@ function normaliseAnnotations(
       );
     }
     const rawValue = textColumn(o['rawValue'], warnings, `annotation ${ordinal} rawValue`, false);
-    if (rawValue !== null && Buffer.byteLength(rawValue) > MAX_ANNOTATION_RAW_BYTES) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: a short value needs no count.
+    if (
+      rawValue !== null &&
+      rawValue.length * 3 > MAX_ANNOTATION_RAW_BYTES &&
+      Buffer.byteLength(rawValue) > MAX_ANNOTATION_RAW_BYTES
+    ) {
       warnings.push(
         `annotation ${ordinal} rawValue is longer than ${MAX_ANNOTATION_RAW_BYTES} bytes; stored`,
       );
@@ -240,7 +261,8 @@ export function normaliseEntry(tenantId: string, raw: unknown): NormaliseResult 
   let createdAtText: string | null =
     typeof createdAtRaw === 'string' && createdAtRaw !== '' ? cleanText(createdAtRaw) : null;
   let time = parseTimestamp(createdAtRaw);
-  if (time === undefined) {
+  if (time !== undefined) rememberKey(createdAtRaw as string, time.key, 0);
+  else {
     // Fall back on the KSUID's own timestamp (second precision) rather than lose the entry.
     const fromId = ksuidTime(entryId);
     if (fromId === undefined) {

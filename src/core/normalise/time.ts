@@ -114,6 +114,85 @@ export function dateKey(date: Date): string {
 
 /** Subtracts milliseconds from a key, keeping its sub-millisecond digits. */
 export function subtractMs(key: string, ms: number): string {
-  const base = new Date(`${key.slice(0, 23)}Z`).getTime() - ms;
-  return `${new Date(base).toISOString().slice(0, 23)}${key.slice(23)}`;
+  return `${isoMillis(keyMillis(key) - ms)}${key.slice(23)}`;
 }
+
+/**
+ * `Date.parse` of a key's first 23 characters (`YYYY-MM-DDTHH:MM:SS.mmm`, UTC), read digit by digit:
+ * the rules' burst window and the in-memory walk ask it of every entry, and parsing the text as a
+ * Date costs several times more. Anything but a valid wall-clock time goes to Date.parse itself.
+ */
+export function keyMillis(key: string): number {
+  return validKeyMillis(key) ?? Date.parse(`${key.slice(0, 23)}Z`);
+}
+
+/**
+ * The instant of a key's first 23 characters, to the millisecond, when they are a valid UTC time
+ * (`YYYY-MM-DDTHH:MM:SS.mmm`, no field out of range); else undefined.
+ */
+export function validKeyMillis(key: string): number | undefined {
+  const ms = key.charCodeAt(19) === 46 /* . */ ? three(key, 20) : -1;
+  if (ms < 0 || key.charCodeAt(4) !== 45 || key.charCodeAt(7) !== 45 || key.charCodeAt(10) !== 84)
+    return undefined;
+  if (key.charCodeAt(13) !== 58 || key.charCodeAt(16) !== 58) return undefined;
+  const wall = wallMillis(key);
+  return wall === undefined ? undefined : wall + ms;
+}
+
+/** The wall-clock time of the first 19 characters of a key; undefined when not a valid one. */
+function wallMillis(key: string): number | undefined {
+  const y1 = two(key, 0);
+  const y2 = two(key, 2);
+  const mo = two(key, 5);
+  const d = two(key, 8);
+  const h = two(key, 11);
+  const mi = two(key, 14);
+  const s = two(key, 17);
+  if (y1 < 0 || y2 < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0) return undefined;
+  return utcMillis(y1 * 100 + y2, mo, d, h, mi, s);
+}
+
+/** Three digits at `i` as a number, or -1. */
+function three(t: string, i: number): number {
+  const a = two(t, i);
+  const b = digit(t, i + 2);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/** Milliseconds from the epoch to the start of year 0000 and to the end of year 9999. */
+const FIRST_MS = -62_167_219_200_000;
+const LAST_MS = 253_402_300_799_999;
+const DAY_MS = 86_400_000;
+
+/**
+ * `new Date(ms).toISOString().slice(0, 23)` without the Date: toISOString costs several times the
+ * arithmetic (it runs for every entry the rules look at). Years 0000–9999 only; any other instant,
+ * and NaN, go to toISOString itself (which throws for NaN, as before).
+ */
+export function isoMillis(ms: number): string {
+  if (!(ms >= FIRST_MS && ms <= LAST_MS) || !Number.isInteger(ms))
+    return new Date(ms).toISOString().slice(0, 23);
+  const days = Math.floor(ms / DAY_MS);
+  const inDay = ms - days * DAY_MS;
+  // Days to a civil date (H. Hinnant's algorithm, eras of 400 years starting 0000-03-01).
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const h = Math.floor(inDay / 3_600_000);
+  const mi = Math.floor(inDay / 60_000) % 60;
+  const s = Math.floor(inDay / 1000) % 60;
+  const milli = inDay % 1000;
+  return `${D2[Math.floor(y / 100)]}${D2[y % 100]}-${D2[m]}-${D2[d]}T${D2[h]}:${D2[mi]}:${D2[s]}.${D3[milli]}`;
+}
+
+/** '00'…'99' and '000'…'999', so that formatting a time pads nothing. */
+const D2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const D3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));

@@ -76,11 +76,29 @@ const MAX_SUMMARY_CHANGES = 10;
  */
 export function firingRuleIds(pack: RulePack, ctx: RuleContext): string[] {
   const ids: string[] = [];
-  for (const rule of pack.rules) {
-    if (!rule.enabled || isRunLevel(rule) || isDiscrepancyLevel(rule)) continue;
-    if (evaluate(rule.condition, ctx).matched) ids.push(rule.id);
-  }
+  for (const rule of entryTestsOf(pack)) if (rule.test(ctx)) ids.push(rule.id);
   return ids;
+}
+
+/** Whether a condition matches one entry: `evaluate(c, ctx).matched`, without the outcome. */
+type Test = (ctx: RuleContext) => boolean;
+
+/**
+ * The enabled per-entry rules of each pack seen, each condition compiled to a {@link Test}: a first
+ * run asks them of every entry, and reading which key a condition has, condition after condition
+ * of different shapes, cost more than the tests themselves.
+ */
+const entryTests = new WeakMap<readonly Rule[], readonly { id: string; test: Test }[]>();
+
+function entryTestsOf(pack: RulePack): readonly { id: string; test: Test }[] {
+  let tests = entryTests.get(pack.rules);
+  if (tests === undefined) {
+    tests = pack.rules
+      .filter((r) => r.enabled && !isRunLevel(r) && !isDiscrepancyLevel(r))
+      .map((r) => ({ id: r.id, test: compile(r.condition) }));
+    entryTests.set(pack.rules, tests);
+  }
+  return tests;
 }
 
 /** Evaluates every enabled per-entry rule against one entry; one draft per rule that fires. */
@@ -238,23 +256,49 @@ export function unrecognisedValues(
   ctx: Pick<RuleContext, 'entry' | 'annotations' | 'snapshot'>,
 ): UnrecognisedValue[] {
   const out: UnrecognisedValue[] = [];
-  const check = (where: string, value: unknown, known: readonly string[]): void => {
+  scanUnrecognised(ctx, out);
+  return out;
+}
+
+/**
+ * Finds the values unrecognisedValues lists: into `out`, or, without it, only whether there is
+ * one (a first run asks that of every entry: no list, and no `where` text for known values).
+ */
+function scanUnrecognised(
+  ctx: Pick<RuleContext, 'entry' | 'annotations' | 'snapshot'>,
+  out?: UnrecognisedValue[],
+): boolean {
+  let found = false;
+  // `where` is an annotation's ordinal for its kind: the text is written only for a value found.
+  const check = (where: string | number, value: unknown, known: ReadonlySet<string>): void => {
     if (value === null || value === undefined) return;
-    if (typeof value !== 'string' || !known.includes(value)) out.push({ where, value });
+    if (typeof value === 'string' && known.has(value)) return;
+    found = true;
+    out?.push({ where: typeof where === 'number' ? `annotations[${where}].kind` : where, value });
   };
-  check('changeKind', ctx.entry.changeKind, KNOWN_CHANGE_KINDS);
-  check('actor.kind', ctx.entry.actorKind, KNOWN_ACTOR_KINDS);
-  for (const a of ctx.annotations) check(`annotations[${a.ordinal}].kind`, a.kind, KNOWN_ANNOTATION_KINDS);
+  check('changeKind', ctx.entry.changeKind, KNOWN.changeKinds);
+  check('actor.kind', ctx.entry.actorKind, KNOWN.actorKinds);
+  for (const a of ctx.annotations) check(a.ordinal, a.kind, KNOWN.annotationKinds);
   const s = ctx.snapshot;
   if (s !== null && typeof s === 'object') {
     if (Array.isArray(s.allowedClientTypes)) {
-      for (const item of s.allowedClientTypes) check('snapshot.allowedClientTypes', item, KNOWN_CLIENT_TYPES);
+      for (const item of s.allowedClientTypes) check('snapshot.allowedClientTypes', item, KNOWN.clientTypes);
     }
-    check('snapshot.auditVerbosity', s.auditVerbosity, KNOWN_AUDIT_VERBOSITIES);
-    check('snapshot.defaultToolClassification', s.defaultToolClassification, KNOWN_TOOL_CLASSIFICATIONS);
+    check('snapshot.auditVerbosity', s.auditVerbosity, KNOWN.auditVerbosities);
+    check('snapshot.defaultToolClassification', s.defaultToolClassification, KNOWN.toolClassifications);
   }
-  return out;
+  return found;
 }
+
+/** This version's KNOWN_* lists as sets: looked up for every entry a first run walks. */
+const KNOWN = {
+  changeKinds: new Set<string>(KNOWN_CHANGE_KINDS),
+  actorKinds: new Set<string>(KNOWN_ACTOR_KINDS),
+  annotationKinds: new Set<string>(KNOWN_ANNOTATION_KINDS),
+  clientTypes: new Set<string>(KNOWN_CLIENT_TYPES),
+  auditVerbosities: new Set<string>(KNOWN_AUDIT_VERBOSITIES),
+  toolClassifications: new Set<string>(KNOWN_TOOL_CLASSIFICATIONS),
+};
 
 /** isDiscrepancyLevel of each rule seen: a parsed rule is never changed, and this is asked per entry. */
 const discrepancyLevel = new WeakMap<Rule, boolean>();
@@ -311,11 +355,7 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
     return isIn(ctx.entry.actorKind, c.actor_kind_in) ? PLAIN_MATCH : NO_MATCH;
   }
   if (c.annotation_missing !== undefined) {
-    const { kind, unless_any: unless } = c.annotation_missing;
-    for (const a of ctx.annotations) {
-      if (a.kind === kind || (a.kind !== null && unless?.includes(a.kind) === true)) return NO_MATCH;
-    }
-    return PLAIN_MATCH;
+    return annotationMissing(c.annotation_missing, ctx.annotations) ? PLAIN_MATCH : NO_MATCH;
   }
   if (c.unrecognised_values !== undefined) {
     const found = unrecognisedValues(ctx);
@@ -371,6 +411,63 @@ function evaluate(c: ConditionSpec, ctx: RuleContext): Outcome {
   return NO_MATCH;
 }
 
+/** The {@link Test} of a condition: what {@link evaluate} decides, key for key, in the same order. */
+function compile(c: ConditionSpec): Test {
+  if (c.field_changed !== undefined) {
+    const spec = c.field_changed;
+    return (ctx) => {
+      for (const ch of ctx.changes) if (fieldChangeMatches(spec, ch)) return true;
+      return false;
+    };
+  }
+  if (c.change_kind_in !== undefined) {
+    const list = c.change_kind_in;
+    return (ctx) => isIn(ctx.entry.changeKind, list);
+  }
+  if (c.actor_kind_in !== undefined) {
+    const list = c.actor_kind_in;
+    return (ctx) => isIn(ctx.entry.actorKind, list);
+  }
+  if (c.annotation_missing !== undefined) {
+    const spec = c.annotation_missing;
+    return (ctx) => annotationMissing(spec, ctx.annotations);
+  }
+  if (c.unrecognised_values !== undefined) return (ctx) => scanUnrecognised(ctx);
+  if (c.source_discrepancy !== undefined) {
+    const kinds = c.source_discrepancy.kinds;
+    return (ctx) => ctx.discrepancy !== undefined && kinds.includes(ctx.discrepancy.kind);
+  }
+  if (c.entries_in_window !== undefined) {
+    const count = c.entries_in_window.count;
+    const seconds = parseWindowSeconds(c.entries_in_window.window) ?? 0;
+    return (ctx) => entriesInWindow(ctx, seconds, count + 1) === count;
+  }
+  return compileCombination(c);
+}
+
+function compileCombination(c: ConditionSpec): Test {
+  if (c.any_of !== undefined) {
+    const subs = c.any_of.map(compile);
+    return (ctx) => {
+      for (const sub of subs) if (sub(ctx)) return true;
+      return false;
+    };
+  }
+  if (c.all_of !== undefined) {
+    const subs = c.all_of.map(compile);
+    // combine([]) is no match: an empty all_of matches nothing.
+    return (ctx) => {
+      for (const sub of subs) if (!sub(ctx)) return false;
+      return subs.length > 0;
+    };
+  }
+  if (c.not !== undefined) {
+    const sub = compile(c.not);
+    return (ctx) => !sub(ctx);
+  }
+  return () => false;
+}
+
 function combine(matched: readonly Outcome[]): Outcome {
   if (matched.length === 0) return NO_MATCH;
   return {
@@ -379,6 +476,17 @@ function combine(matched: readonly Outcome[]): Outcome {
     fieldScoped: matched.some((o) => o.fieldScoped),
     details: Object.assign({}, ...matched.map((o) => o.details)),
   };
+}
+
+function annotationMissing(
+  spec: NonNullable<ConditionSpec['annotation_missing']>,
+  annotations: readonly AnnotationRow[],
+): boolean {
+  const { kind, unless_any: unless } = spec;
+  for (const a of annotations) {
+    if (a.kind === kind || (a.kind !== null && unless?.includes(a.kind) === true)) return false;
+  }
+  return true;
 }
 
 function isIn(value: string | null, list: readonly string[]): boolean {
