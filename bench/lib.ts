@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -351,5 +352,55 @@ export function keptStore(database: string): KeptStore {
         await sb.close();
       }
     },
+  };
+}
+
+/**
+ * CPU seconds (user + system) that the local PostgreSQL server's exited backends have used so far:
+ * the postmaster's reaped-children times (/proc/<postmaster>/stat, cutime + cstime). The
+ * difference around a run is what its connections cost the server, once they have closed (wait a
+ * moment after the run). Undefined where the server is not local or its data directory cannot be
+ * read (the postmaster's pid is in postmaster.pid there).
+ */
+export async function postgresChildCpuS(serverUrl = SERVER_URL): Promise<number | undefined> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  try {
+    await admin.connect();
+    const { rows } = await admin.query<{ setting: string }>(
+      `select setting from pg_settings where name = 'data_directory'`,
+    );
+    await admin.end();
+    const dir = rows[0]?.setting;
+    if (dir === undefined) return undefined;
+    const pid = readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0];
+    // Fields after the command's closing parenthesis; cutime and cstime are the 14th and 15th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[13]) + Number(fields[14]);
+    return Number.isFinite(ticks) ? ticks / CLOCK_TICKS : undefined;
+  } catch {
+    await admin.end().catch(() => {});
+    return undefined;
+  }
+}
+
+/** USER_HZ: the unit of /proc's CPU times on Linux. */
+const CLOCK_TICKS = 100;
+
+/**
+ * Runs `govtrail <args>` as `runGovtrail` does with `memory`, adding the CPU seconds its
+ * connections cost the local PostgreSQL server (see postgresChildCpuS), where that can be read.
+ */
+export async function runGovtrailWithServerCpu(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ChildResult & { serverCpuS: number | undefined }> {
+  const before = await postgresChildCpuS();
+  const r = await runGovtrail(args, env, { memory: true });
+  // The backends exit once govtrail's connections close; the postmaster reaps them a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const after = await postgresChildCpuS();
+  return {
+    ...r,
+    serverCpuS: before === undefined || after === undefined ? undefined : Number((after - before).toFixed(2)),
   };
 }

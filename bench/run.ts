@@ -15,6 +15,9 @@
  *
  * For (c) and (f) also the CPU seconds (user + system) of the govtrail process, as a total and per
  * 100 000 entries: wall time moves with a noisy neighbour on a shared machine, CPU time far less.
+ * And the CPU seconds of the PostgreSQL backends that served the run (where the server is local and
+ * its data directory readable: the postmaster's reaped-children times), since on 2 cores the two
+ * processes share the machine, and the server's work bounds the run's wall time as much as govtrail's.
  * They come from the child's resource usage as `/usr/bin/time -v` reports it (wait4 of exactly
  * that process). Where the machine has a hardware counter, `perf stat -e instructions` adds the
  * instructions of the child (see `perfEvent` in lib.ts; a VM without a PMU has none).
@@ -35,6 +38,7 @@ import {
   govtrailEnv,
   perfEvent,
   runGovtrail,
+  runGovtrailWithServerCpu,
   type SandboxProcess,
   sandboxTruth,
   startSandboxProcess,
@@ -129,6 +133,8 @@ async function backfill(
   runMs: number | undefined;
   peakRssKb: number | undefined;
   cpu: ChildResult['cpu'];
+  /** CPU seconds of the PostgreSQL backends serving the run (undefined where unreadable). */
+  serverCpuS: number | undefined;
   instructions: number | undefined;
   noop?: { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
   reconcile?: {
@@ -136,6 +142,7 @@ async function backfill(
     runMs: number | undefined;
     peakRssKb: number | undefined;
     cpu: ChildResult['cpu'];
+    serverCpuS: number | undefined;
     instructions: number | undefined;
     matched: unknown;
   };
@@ -158,13 +165,13 @@ async function backfill(
       fetch = await fetchLimit(sb);
       write = await writeLimit(await sandboxTruth(sb));
     }
-    const c = await runGovtrail(['sync'], env, { memory: true });
+    const c = await runGovtrailWithServerCpu(['sync'], env);
     if (c.code !== 0) throw new Error(`sync failed (${c.code}): ${c.stderr.slice(-2000)}`);
     const cLog = syncLog(c.stderr);
     if (Number(cLog?.['entriesInserted']) !== n)
       throw new Error(`backfill inserted ${String(cLog?.['entriesInserted'])} of ${n}`);
     const reconcile = async () => {
-      const f = await runGovtrail(['reconcile'], env, { memory: true });
+      const f = await runGovtrailWithServerCpu(['reconcile'], env);
       if (f.code !== 0) throw new Error(`reconcile did not agree (${f.code}): ${f.stderr.slice(-2000)}`);
       const fLog = syncLog(f.stderr, 'reconcile');
       if (Number(fLog?.['entriesMatched']) !== n)
@@ -174,6 +181,7 @@ async function backfill(
         runMs: Number(fLog?.['ms']),
         peakRssKb: f.peakRssKb,
         cpu: f.cpu,
+        serverCpuS: f.serverCpuS,
         instructions: f.instructions,
         matched: fLog?.['entriesMatched'],
       };
@@ -184,6 +192,7 @@ async function backfill(
         runMs: Number(cLog?.['ms']),
         peakRssKb: c.peakRssKb,
         cpu: c.cpu,
+        serverCpuS: c.serverCpuS,
         instructions: c.instructions,
         reconcile: await reconcile(),
       };
@@ -197,6 +206,7 @@ async function backfill(
       runMs: Number(cLog?.['ms']),
       peakRssKb: c.peakRssKb,
       cpu: c.cpu,
+      serverCpuS: c.serverCpuS,
       instructions: c.instructions,
       noop: {
         ms: d.ms,
@@ -229,6 +239,12 @@ function cpuNote(cpu: ChildResult['cpu'], instructions: number | undefined, n: n
   return `user ${cpu.userS.toFixed(2)} s + sys ${cpu.systemS.toFixed(2)} s; ${per100k(cpuS(cpu), n).toFixed(2)} s / 100 000 entries${ins}`;
 }
 
+function serverCpuNote(s: number | undefined): string {
+  return s === undefined
+    ? 'not readable (server not local, or its data directory unreadable)'
+    : `${s.toFixed(2)} s`;
+}
+
 async function main(): Promise<void> {
   const load = os
     .loadavg()
@@ -251,6 +267,7 @@ async function main(): Promise<void> {
     ],
     ['    peak RSS of (c)', `${Math.round((r.peakRssKb ?? 0) / 1024)} MiB`, ''],
     ['    CPU of (c) (govtrail process)', `${cpuS(r.cpu).toFixed(2)} s`, cpuNote(r.cpu, r.instructions, N)],
+    ['    CPU of (c) (PostgreSQL backends)', serverCpuNote(r.serverCpuS), ''],
   ];
   const f = r.reconcile as NonNullable<typeof r.reconcile>;
   rows.push(
@@ -261,6 +278,7 @@ async function main(): Promise<void> {
     ],
     ['    peak RSS of (f)', `${Math.round((f.peakRssKb ?? 0) / 1024)} MiB`, ''],
     ['    CPU of (f) (govtrail process)', `${cpuS(f.cpu).toFixed(2)} s`, cpuNote(f.cpu, f.instructions, N)],
+    ['    CPU of (f) (PostgreSQL backends)', serverCpuNote(f.serverCpuS), ''],
   );
   // (e) twice: as Node sizes its heap by default, and with the heap capped. By default V8 lets the
   // heap grow with the allocation rate of a long run (garbage not yet collected, not data kept), so
@@ -339,6 +357,8 @@ async function main(): Promise<void> {
     reconcileUserS: f.cpu?.userS,
     reconcileSysS: f.cpu?.systemS,
     reconcileCpuPer100kS: per100k(cpuS(f.cpu), N),
+    syncServerCpuS: r.serverCpuS,
+    reconcileServerCpuS: f.serverCpuS,
     perf: perfEvent() || 'unsupported',
     ...(r.instructions === undefined ? {} : { syncInstructions: r.instructions }),
     ...(f.instructions === undefined ? {} : { reconcileInstructions: f.instructions }),
