@@ -1,8 +1,9 @@
 /**
- * `npx tsx bench/cpu-variants.ts N ROUNDS [NODE_OPTIONS variants separated by |]`: the CPU seconds
- * (user + system) of a `govtrail sync` backfill of N sandbox entries, per variant of NODE_OPTIONS,
- * ROUNDS times each, alternating; prints the median per variant. A quick A/B of a runtime setting
- * that is less sensitive to a busy neighbour than wall time.
+ * `npx tsx bench/cpu-variants.ts N ROUNDS 'K=V K2=V2|K=V3|…'`: the CPU seconds (user + system) of a
+ * `govtrail sync` backfill of N sandbox entries, per variant of the environment (each variant a
+ * space-separated list of assignments, e.g. `NODE_OPTIONS=--max-semi-space-size=64`; an empty
+ * variant is the default), ROUNDS times each, alternating; prints the median per variant. A quick
+ * A/B of a runtime setting, less sensitive to a busy neighbour than wall time.
  */
 import {
   buildGovtrail,
@@ -16,11 +17,22 @@ const N = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const VARIANTS = (process.argv[4] ?? '').split('|');
 
-async function once(nodeOptions: string): Promise<{ cpu: number; ms: number; rss: number }> {
+/** `K=V K2=V2` as an environment. */
+function assignments(variant: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of variant.split(' ').filter((x) => x !== '')) {
+    const i = a.indexOf('=');
+    if (i < 1) throw new Error(`not an assignment: ${a}`);
+    out[a.slice(0, i)] = a.slice(i + 1);
+  }
+  return out;
+}
+
+async function once(variant: string): Promise<{ cpu: number; ms: number; rss: number }> {
   const sb = await startSandboxProcess(['--entries', String(N)]);
   const scratch = await createScratchDatabase();
   try {
-    const env = govtrailEnv(sb, scratch.url, nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions });
+    const env = govtrailEnv(sb, scratch.url, assignments(variant));
     const mig = await runGovtrail(['migrate'], env);
     if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
     const r = await runGovtrail(['sync'], env, { memory: true });
