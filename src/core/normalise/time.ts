@@ -59,14 +59,8 @@ function parseUtcFast(t: string): ParsedTime | undefined {
   if (n < 20 || n > 30 || t.charCodeAt(n - 1) !== 90 /* Z */) return undefined;
   if (t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(10) !== 84 /* T */) return undefined;
   if (t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return undefined;
-  const y1 = two(t, 0);
-  const y2 = two(t, 2);
-  const mo = two(t, 5);
-  const d = two(t, 8);
-  const h = two(t, 11);
-  const mi = two(t, 14);
-  const s = two(t, 17);
-  if (y1 < 0 || y2 < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s < 0) return undefined;
+  const wall = wallMillis(t);
+  if (wall === undefined) return undefined;
   let nanos = '000000000';
   if (n > 20) {
     // `.` and 1-9 digits before the Z.
@@ -74,9 +68,6 @@ function parseUtcFast(t: string): ParsedTime | undefined {
     for (let i = 20; i < n - 1; i++) if (digit(t, i) < 0) return undefined;
     nanos = t.slice(20, n - 1).padEnd(9, '0');
   }
-  const y = y1 * 100 + y2;
-  const wall = utcMillis(y, mo, d, h, mi, s);
-  if (wall === undefined) return undefined;
   const key = n === 30 ? t : `${t.slice(0, 19)}.${nanos}Z`;
   return { key, date: new Date(wall + Number(nanos.slice(0, 3))) };
 }
