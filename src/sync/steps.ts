@@ -14,7 +14,6 @@ import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage, WireSettings } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
-import { CopyPayload } from '../store/copy-format.js';
 import type { Database, Session } from '../store/database.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
 import {
@@ -29,6 +28,7 @@ import {
   findNewestEntry,
   findStoredVersions,
   insertRejected,
+  joinEncodedEntries,
   type RejectedInput,
   type StoredVersion,
   writeEncodedEntries,
@@ -911,7 +911,7 @@ export class EntryWriter {
         : async (trx: Session) => {
             for (const write of writes) await write(trx);
           };
-    return { encoded: joinEncoded(parts), tracked };
+    return { encoded: joinEncodedEntries(parts), tracked };
   }
 
   /** Stores a prepared batch and what it found, on the connection, in the lane's turn. */
@@ -992,24 +992,6 @@ const PREPARE_SLICE = 250;
 /** Resolves on the event loop's next turn, once pending I/O callbacks have run. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Consecutive encoded parts of one batch as one: their chunks in order, one COPY per table. */
-function joinEncoded(parts: readonly EncodedEntries[]): EncodedEntries {
-  const last = parts[parts.length - 1] as EncodedEntries;
-  if (parts.length === 1) return last;
-  const join = (pick: (p: EncodedEntries) => CopyPayload): CopyPayload =>
-    new CopyPayload(
-      parts.flatMap((p) => [...pick(p).chunks]),
-      parts.reduce((n, p) => n + pick(p).rows, 0),
-    );
-  return {
-    count: parts.reduce((n, p) => n + p.count, 0),
-    lastHash: last.lastHash,
-    entries: join((p) => p.entries),
-    annotations: join((p) => p.annotations),
-    snapshots: join((p) => p.snapshots),
-  };
 }
 
 /** A batch's served entries sorted out against what govtrail holds. */

@@ -14,7 +14,7 @@ import {
 } from '../../core/normalise/canonical.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
 import { copyRows } from '../copy.js';
-import { type CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
+import { CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
 import type { Session } from '../database.js';
 
 /**
@@ -237,13 +237,13 @@ function* snapshotRows(tenantId: string, entries: readonly NormalisedEntry[]): G
 }
 
 /**
- * Inserts new entries with their annotations and snapshots: one COPY per table, rows encoded while
- * they are sent. Rows are chained (row_hash) and numbered (seq) in the order given. `entries`
- * must all belong to one tenant, and hold no id twice nor an id already stored for the tenant (the
- * caller filters them out with `findStoredEntryIds`): COPY has no ON CONFLICT, so such an id fails
- * the whole COPY with a unique violation (23505) and with it the caller's transaction — the run is
- * rolled back and the next run retries; nothing is half-written and the chain never breaks. Hence
- * `inserted` is always `entries.length`.
+ * Inserts new entries with their annotations and snapshots: `encodeEntries` then
+ * `writeEncodedEntries`, one COPY per table. Rows are chained (row_hash) and numbered (seq) in the
+ * order given. `entries` must all belong to one tenant, and hold no id twice nor an id already
+ * stored for the tenant (the caller filters them out with `findStoredEntryIds`): COPY has no ON
+ * CONFLICT, so such an id fails the whole COPY with a unique violation (23505) and with it the
+ * caller's transaction — the run is rolled back and the next run retries; nothing is half-written
+ * and the chain never breaks. Hence `inserted` is always `entries.length`.
  */
 export async function insertEntries(
   db: Session,
@@ -252,18 +252,8 @@ export async function insertEntries(
   previousHash: Buffer | null,
 ): Promise<InsertEntriesResult> {
   if (entries.length === 0) return { inserted: 0, lastHash: previousHash };
-  const tenantId = batchTenant(entries);
-  const chain: Chain = { hash: previousHash };
-  // Entries first: annotations and snapshots refer to them.
-  const inserted = await copyRows(
-    db,
-    'govtrail.history_entry',
-    ENTRY_COLUMNS,
-    entryRows(tenantId, runId, entries, chain),
-  );
-  await copyRows(db, 'govtrail.history_annotation', ANNOTATION_COLUMNS, annotationRows(tenantId, entries));
-  await copyRows(db, 'govtrail.settings_snapshot', SNAPSHOT_COLUMNS, snapshotRows(tenantId, entries));
-  return { inserted, lastHash: chain.hash };
+  const encoded = encodeEntries(runId, entries, previousHash);
+  return { inserted: await writeEncodedEntries(db, encoded), lastHash: encoded.lastHash };
 }
 
 /** A batch of entries encoded beforehand for COPY, its hash chain computed: see `encodeEntries`. */
@@ -295,6 +285,27 @@ export function encodeEntries(
     entries: payload,
     annotations: encodeCopyRows(annotationRows(tenantId, entries), ANNOTATION_COLUMNS.length),
     snapshots: encodeCopyRows(snapshotRows(tenantId, entries), SNAPSHOT_COLUMNS.length),
+  };
+}
+
+/**
+ * Consecutive encoded parts of one batch (each chained on the one before) as one: their chunks in
+ * order, so that `writeEncodedEntries` sends one COPY per table.
+ */
+export function joinEncodedEntries(parts: readonly EncodedEntries[]): EncodedEntries {
+  const last = parts[parts.length - 1] as EncodedEntries;
+  if (parts.length === 1) return last;
+  const join = (pick: (p: EncodedEntries) => CopyPayload): CopyPayload =>
+    new CopyPayload(
+      parts.flatMap((p) => [...pick(p).chunks]),
+      parts.reduce((n, p) => n + pick(p).rows, 0),
+    );
+  return {
+    count: parts.reduce((n, p) => n + p.count, 0),
+    lastHash: last.lastHash,
+    entries: join((p) => p.entries),
+    annotations: join((p) => p.annotations),
+    snapshots: join((p) => p.snapshots),
   };
 }
 
