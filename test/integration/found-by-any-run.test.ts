@@ -72,6 +72,34 @@ function reconcile(x: Harness) {
 
 const hex = (raw: unknown) => contentHash(raw).toString('hex');
 
+/**
+ * A sync of `listing` as the source would serve it (newest first), in pages of `size` entries,
+ * written in batches of `size`.
+ */
+function syncListing(x: Harness, listing: readonly SandboxEntry[], size: number) {
+  return runSync({
+    database: x.database,
+    source: {
+      async *listHistory() {
+        for (let i = 0; i < listing.length; i += size)
+          yield {
+            entries: listing.slice(i, i + size),
+            nextPageToken: i + size < listing.length ? 't' : '',
+            index: i / size,
+          };
+      },
+      stats: { retries: 0, historyRequests: 1 },
+    },
+    logger: x.logger,
+    tenantId: 'acme',
+    trigger: 'cli',
+    pageSize: 100,
+    lookbackMs: TENANT.lookbackMs,
+    maxPages: 100,
+    batchSize: size,
+  });
+}
+
 /** A sparse history: 30 changes, two days apart, synced once. */
 async function sparse(seed: number): Promise<Harness> {
   const x = await createHarness({ entries: 0, seed });
@@ -132,12 +160,15 @@ describe('a backdated entry on a page a sync reads anyway', () => {
     const x = h;
     const slipped = x.sandbox.history.backdate({ at: new Date(newestMs(x) - 3 * DAY * 1000).toISOString() });
     const id = idOf(slipped);
+    // One statement per call: the embedded database prepares each, and a prepared statement holds one.
     await sql
       .raw(`
       create function govtrail.test_no_finding() returns trigger language plpgsql as $$
-      begin raise exception 'injected failure on %', tg_table_name; end $$;
-      create trigger test_no_finding before insert on govtrail.source_discrepancy
-        for each row execute function govtrail.test_no_finding();`)
+      begin raise exception 'injected failure on %', tg_table_name; end $$`)
+      .execute(x.database.db);
+    await sql
+      .raw(`create trigger test_no_finding before insert on govtrail.source_discrepancy
+        for each row execute function govtrail.test_no_finding()`)
       .execute(x.database.db);
     const failed = await x.sync({ tenant: TENANT });
     await sql.raw('drop trigger test_no_finding on govtrail.source_discrepancy').execute(x.database.db);
@@ -263,27 +294,7 @@ describe('one id served twice with different contents', () => {
     const positions = listing.flatMap((e, i) => (idOf(e) === id ? [i] : []));
     expect(positions).toHaveLength(2);
     expect(Math.floor((positions[0] as number) / 2)).not.toBe(Math.floor((positions[1] as number) / 2));
-    const run = await runSync({
-      database: x.database,
-      source: {
-        async *listHistory() {
-          for (let i = 0; i < listing.length; i += 2)
-            yield {
-              entries: listing.slice(i, i + 2),
-              nextPageToken: i + 2 < listing.length ? 't' : '',
-              index: i / 2,
-            };
-        },
-        stats: { retries: 0, historyRequests: 1 },
-      },
-      logger: x.logger,
-      tenantId: 'acme',
-      trigger: 'cli',
-      pageSize: 100,
-      lookbackMs: TENANT.lookbackMs,
-      maxPages: 10,
-      batchSize: 2,
-    });
+    const run = await syncListing(x, listing, 2);
     expect(run.status).toBe('succeeded');
     expect(run.counters.entriesInserted).toBe(6);
     expect(run.counters.entriesChanged).toBe(0);
@@ -311,23 +322,7 @@ describe('one id served twice with different contents', () => {
         const first = listing[1] as SandboxEntry;
         const copy = same ? structuredClone(first) : { ...structuredClone(first), servedTwice: true };
         listing.splice(1 + gap, 0, copy);
-        const run = await runSync({
-          database: x.database,
-          source: {
-            async *listHistory() {
-              for (let i = 0; i < listing.length; i++)
-                yield { entries: [listing[i]], nextPageToken: i + 1 < listing.length ? 't' : '', index: i };
-            },
-            stats: { retries: 0, historyRequests: 1 },
-          },
-          logger: x.logger,
-          tenantId: 'acme',
-          trigger: 'cli',
-          pageSize: 1,
-          lookbackMs: TENANT.lookbackMs,
-          maxPages: 100,
-          batchSize: 1,
-        });
+        const run = await syncListing(x, listing, 1);
         expect(run.status).toBe('succeeded');
         expect(run.counters.entriesInserted).toBe(6);
         expect(await storedEntry(x, idOf(first))).toMatchObject({ raw: first });
