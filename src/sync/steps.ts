@@ -4,6 +4,7 @@
  * comparison of re-served entries with what is stored, the change step, the checkpoint. run.ts
  * (sync) and reconcile.ts sequence them; a new kind of run is one more short sequence.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { diffSnapshots, type FieldChange } from '../core/diff.js';
 import { type GovtrailError, toGovtrailError } from '../core/errors.js';
 import { IdFilter } from '../core/id-filter.js';
@@ -897,7 +898,7 @@ export class EntryWriter {
     const parts: EncodedEntries[] = [];
     const writes: ((trx: Session) => Promise<void>)[] = [];
     for (let i = 0; i === 0 || i < entries.length; i += PREPARE_SLICE) {
-      if (i > 0) await nextTurn();
+      if (i > 0) await nextTurn(); // pending I/O callbacks run first
       const slice = entries.slice(i, i + PREPARE_SLICE);
       const part = encodeEntries(this.o.runId, slice, this.lastHash);
       this.lastHash = part.lastHash;
@@ -988,11 +989,6 @@ export class EntryWriter {
 
 /** Entries encoded between two turns of the event loop (about 10 ms of work). */
 const PREPARE_SLICE = 250;
-
-/** Resolves on the event loop's next turn, once pending I/O callbacks have run. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** A batch's served entries sorted out against what govtrail holds. */
 interface ClassifiedBatch {
