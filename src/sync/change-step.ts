@@ -72,6 +72,8 @@ const MAX_HELD = 20_000;
 class BackfillTracker implements InsertTracker {
   readonly walk: BackfillWalk;
   fieldChanges = 0;
+  /** Field changes of the batch being prepared, written with it. */
+  private pending: FieldChangeRow[] = [];
 
   constructor(
     pack: RulePack,
@@ -81,7 +83,7 @@ class BackfillTracker implements InsertTracker {
     this.walk = new BackfillWalk(pack, tenantId, MAX_HELD);
   }
 
-  inserted(entries: readonly NormalisedEntry[]): ((trx: Session) => Promise<void>) | undefined {
+  inserted(entries: readonly NormalisedEntry[]): void {
     const wasOnTrack = this.walk.gaveUp === undefined;
     const rows = this.walk.add(entries);
     if (wasOnTrack && this.walk.gaveUp !== undefined)
@@ -89,7 +91,14 @@ class BackfillTracker implements InsertTracker {
         { reason: this.walk.gaveUp },
         'field changes will be computed from the stored entries',
       );
-    return rows.length === 0 ? undefined : (trx) => this.write(trx, rows);
+    for (const row of rows) this.pending.push(row);
+  }
+
+  takeWrite(): ((trx: Session) => Promise<void>) | undefined {
+    const rows = this.pending;
+    if (rows.length === 0) return undefined;
+    this.pending = [];
+    return (trx) => this.write(trx, rows);
   }
 
   async write(trx: Session, rows: readonly FieldChangeRow[]): Promise<void> {

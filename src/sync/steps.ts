@@ -69,11 +69,16 @@ export interface HistorySource {
 /** Follows the entries a run inserts, batch by batch. */
 export interface InsertTracker {
   /**
-   * The entries one batch inserts, in insertion order (batches come newest first), as the batch is
-   * prepared — while the batch before it is being written. Returns the batch's own write, made in
-   * the run's transaction right after the batch's rows (undefined: nothing to write).
+   * Entries one batch inserts, in insertion order (batches come newest first), a slice at a time as
+   * the batch is prepared — while the batch before it is being written.
    */
-  inserted(entries: readonly NormalisedEntry[]): ((trx: Session) => Promise<void>) | undefined;
+  inserted(entries: readonly NormalisedEntry[]): void;
+  /**
+   * Once a batch is prepared: its own write (what `inserted` found since the last call), made in
+   * the run's transaction right after the batch's rows; undefined: nothing to write. One write per
+   * batch, not per slice: each is a statement, and a round trip the database waits through.
+   */
+  takeWrite(): ((trx: Session) => Promise<void>) | undefined;
 }
 
 /** A finding against the source with what its alert tells about the entry. */
@@ -867,7 +872,15 @@ export class EntryWriter {
       const written = before?.fresh.get(id);
       return written === undefined ? undefined : { contentHash: contentHash(written.entry.raw), runId };
     };
-    const classified = classifyServed(tenantId, runId, sealed.groups, heldVersion, this.o.counters);
+    // In slices, as encoding is: the write in flight must not wait for a whole batch's classifying
+    // (normalising each new entry, hashing each held one) to read the database's replies.
+    const classified: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
+    const served = [...sealed.groups.first.values()];
+    for (let i = 0; i < served.length; i += PREPARE_SLICE) {
+      if (i > 0) await nextTurn();
+      const slice = served.slice(i, i + PREPARE_SLICE);
+      classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified);
+    }
     // Kept with this batch: the batch filling now may already be the last one sealed.
     for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));
     const fresh = new Map<string, NormalisedEntry>();
@@ -896,23 +909,16 @@ export class EntryWriter {
     entries: readonly NormalisedEntry[],
   ): Promise<{ encoded: EncodedEntries; tracked: PreparedBatch['tracked'] }> {
     const parts: EncodedEntries[] = [];
-    const writes: ((trx: Session) => Promise<void>)[] = [];
+    const tracker = this.o.tracker;
     for (let i = 0; i === 0 || i < entries.length; i += PREPARE_SLICE) {
-      if (i > 0) await nextTurn(); // pending I/O callbacks run first
+      await nextTurn(); // pending I/O callbacks (the write's replies) run first
       const slice = entries.slice(i, i + PREPARE_SLICE);
       const part = encodeEntries(this.o.runId, slice, this.lastHash);
       this.lastHash = part.lastHash;
       parts.push(part);
-      const write = slice.length === 0 ? undefined : this.o.tracker?.inserted(slice);
-      if (write !== undefined) writes.push(write);
+      if (slice.length > 0) tracker?.inserted(slice);
     }
-    const tracked =
-      writes.length === 0
-        ? undefined
-        : async (trx: Session) => {
-            for (const write of writes) await write(trx);
-          };
-    return { encoded: joinEncodedEntries(parts), tracked };
+    return { encoded: joinEncodedEntries(parts), tracked: tracker?.takeWrite() };
   }
 
   /** Stores a prepared batch and what it found, on the connection, in the lane's turn. */
@@ -1002,22 +1008,26 @@ interface ClassifiedBatch {
   readonly rejected: unknown[];
 }
 
-/** Sorts a batch's served entries by what is held of each id (see EntryWriter); counts the matched ones. */
+/**
+ * Sorts served entries (first copies of their ids, from `groups`) by what is held of each id (see
+ * EntryWriter) into `out`; counts the matched ones.
+ */
 function classifyServed(
   tenantId: string,
   runId: number,
-  { first: unique, firstHashes, others }: ServedGroups<Served>,
+  unique: readonly Served[],
+  { firstHashes, others }: ServedGroups<Served>,
   heldVersion: (id: string) => StoredVersion | undefined,
   counters: RunCounters,
-): ClassifiedBatch {
-  const out: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
+  out: ClassifiedBatch,
+): void {
   /** Another version of an id govtrail holds (or stores now) with `storedHash`. */
   const conflict = (raw: unknown, storedHash: Buffer, servedHash: Buffer): void => {
     const n = normaliseEntry(tenantId, raw);
     if (n.ok) out.conflicting.push({ served: n.value, storedHash, servedHash });
     else out.rejected.push(raw);
   };
-  for (const e of unique.values()) {
+  for (const e of unique) {
     const id = e.key.entryId;
     const held = heldVersion(id);
     const more = others.get(id) ?? [];
@@ -1044,7 +1054,6 @@ function classifyServed(
     for (const o of more)
       if (!o.hash.equals(held.contentHash)) conflict(o.served.raw, held.contentHash, o.hash);
   }
-  return out;
 }
 
 /**
