@@ -119,6 +119,39 @@ describe('CopyBuilder and encodeCopyRows', () => {
     expect(text(p)).toBe('a\t1\t\\N\n\tt\t{"x"}\n');
   });
 
+  it('writes each field as encodeCopyValue encodes it, short ASCII strings copied byte by byte included', () => {
+    const short = 'x'.repeat(64);
+    const values: CopyValue[] = [
+      '',
+      'plain-ascii_0123456789~ !"#$%&()*+,-./:;<=>?@[]^`{|}',
+      short, // the longest copied byte by byte
+      `${short}y`, // one longer: written as text
+      `${short.slice(1)}\\`, // a backslash in the last place
+      'tab\there',
+      'nl\nhere',
+      '\u001f', // a control character COPY leaves alone
+      '\u007f', // DEL
+      'caf\u00e9', // Latin-1, two bytes of UTF-8
+      '\u{1f600}', // outside the BMP
+      '\\N', // the text of NULL
+      0,
+      -0,
+      -42,
+      Number.MAX_SAFE_INTEGER,
+      2 ** 53,
+      1.5,
+      Number.NaN,
+      12n,
+      true,
+      false,
+      null,
+      undefined,
+    ];
+    const expected = `${values.map(encodeCopyValue).join('\t')}\n`;
+    expect(text(encodeCopyRows([values]))).toBe(expected);
+    expect(decodeCopy(expected)[0]?.[3]).toBe(`${short}y`);
+  });
+
   it('checks the number of values against the width', () => {
     const b = new CopyBuilder(2);
     b.row(['a', 'b']);
