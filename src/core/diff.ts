@@ -218,6 +218,25 @@ interface Effective {
   readonly typed: boolean;
 }
 
+// Effective values are immutable and depend on the wire value alone, and a history repeats a
+// few values of each field: they are made once and shared (no allocation per field and snapshot).
+const NULL_TYPED: Effective = { value: null, key: 'null', typed: true };
+const EMPTY_LIST: Effective = { value: Object.freeze([]), key: '[]', typed: true };
+const FALSE: Effective = { value: false, key: 'false', typed: true };
+const TRUE: Effective = { value: true, key: 'true', typed: true };
+/** Effects of enum values, of durations (by wire text) and of lists of strings (by JSON text). */
+const ENUMS = new Map<string, Effective>();
+const DURATIONS = new Map<string, Effective>();
+const LISTS = new Map<string, Effective>();
+/** Values each cache holds at most: a history of ever new values starts it again. */
+const CACHED_VALUES = 1024;
+
+function remember(cache: Map<string, Effective>, wire: string, eff: Effective): Effective {
+  if (cache.size >= CACHED_VALUES) cache.clear();
+  cache.set(wire, eff);
+  return eff;
+}
+
 /** The effects of no snapshot (every field at its default, no extra field). */
 const EMPTY_EFFECTS: Effects = {
   mapped: DIFFED.map((f) => effectiveMapped(f, undefined)),
@@ -229,25 +248,36 @@ function effectiveMapped(field: SnapshotField, raw: unknown): Effective {
   switch (field.kind) {
     case 'boolean':
       return effectiveBoolean(raw);
-    case 'enum':
-      if (raw === null || raw === undefined) return { value: null, key: 'null', typed: true };
+    case 'enum': {
+      if (raw === null || raw === undefined) return NULL_TYPED;
       if (typeof raw !== 'string') return untyped(raw);
+      const known = ENUMS.get(raw);
+      if (known !== undefined) return known;
       // proto3 omits the zero value, so an explicit `…_UNSPECIFIED` means the same as absent.
-      if (raw.endsWith('_UNSPECIFIED')) return { value: raw, key: 'null', typed: true };
-      return { value: raw, key: JSON.stringify(raw), typed: true };
+      const key = raw.endsWith('_UNSPECIFIED') ? 'null' : JSON.stringify(raw);
+      return remember(ENUMS, raw, { value: raw, key, typed: true });
+    }
     case 'enumList': {
-      if (raw === null || raw === undefined) return { value: [], key: '[]', typed: true };
+      if (raw === null || raw === undefined) return EMPTY_LIST;
       if (!Array.isArray(raw)) return untyped(raw);
+      // Lists of strings (client types are) with equal JSON text are equal: one stands for all.
+      const text = raw.every((v) => typeof v === 'string') ? JSON.stringify(raw) : undefined;
+      const known = text === undefined ? undefined : LISTS.get(text);
+      if (known !== undefined) return known;
       // A permitted set: order and repeats carry no meaning.
       const set = [...new Set(raw.map((v) => canonicalJson(v)))].sort();
-      return { value: raw, key: `[${set.join(',')}]`, typed: true };
+      const eff: Effective = { value: raw, key: `[${set.join(',')}]`, typed: true };
+      return text === undefined ? eff : remember(LISTS, text, eff);
     }
     case 'duration': {
-      if (raw === null || raw === undefined) return { value: null, key: 'null', typed: true };
+      if (raw === null || raw === undefined) return NULL_TYPED;
+      const known = typeof raw === 'string' ? DURATIONS.get(raw) : undefined;
+      if (known !== undefined) return known;
       const parsed = parseDuration(raw);
+      if (parsed === undefined) return untyped(raw);
       // "60s" and "60.000s" are the same duration: compare by seconds, store the wire text.
-      if (parsed !== undefined) return { value: raw, key: `s:${parsed.seconds}`, typed: true };
-      return untyped(raw);
+      const eff: Effective = { value: raw, key: `s:${parsed.seconds}`, typed: true };
+      return typeof raw === 'string' ? remember(DURATIONS, raw, eff) : eff;
     }
     case 'timestamp':
       return untyped(raw);
@@ -255,8 +285,8 @@ function effectiveMapped(field: SnapshotField, raw: unknown): Effective {
 }
 
 function effectiveBoolean(raw: unknown): Effective {
-  if (raw === null || raw === undefined || raw === false) return { value: false, key: 'false', typed: true };
-  if (raw === true) return { value: true, key: 'true', typed: true };
+  if (raw === null || raw === undefined || raw === false) return FALSE;
+  if (raw === true) return TRUE;
   return untyped(raw);
 }
 
