@@ -715,6 +715,8 @@ export class EntryWriter {
   conflicting = 0;
   private batch: Served[] = [];
   private rejected: RejectedInput[] = [];
+  /** Batches sealed so far. */
+  private sealedBatches = 0;
   /** The connection's work in order, chained: a failure ends it (every later step rejects). */
   private lane: Promise<void> = Promise.resolve();
   /** The batch sealed last, being prepared: its write is queued once the next batch's lookup is. */
@@ -768,7 +770,16 @@ export class EntryWriter {
       if (key !== undefined) this.batch.push({ raw, key });
       else this.reject(raw);
     }
-    if (this.batch.length + this.rejected.length >= this.o.batchSize) await this.seal(trx);
+    if (this.batch.length + this.rejected.length >= this.nextBatchSize()) await this.seal(trx);
+  }
+
+  /**
+   * The size of the batch filling now: the first batches are smaller (FIRST_BATCH, then doubling up
+   * to batchSize), so that the database gets its first rows to write while the listing has barely
+   * begun instead of a full batch later (a batch is written once the next one is sealed).
+   */
+  private nextBatchSize(): number {
+    return Math.min(this.o.batchSize, FIRST_BATCH * 2 ** Math.min(this.sealedBatches, 16));
   }
 
   /** Writes what is left; call once the source is exhausted (or the stop rule ended paging). */
@@ -818,6 +829,7 @@ export class EntryWriter {
    * preparing it. Waits first for the write before that one, so that memory stays bounded.
    */
   private async seal(trx: Session): Promise<void> {
+    this.sealedBatches++;
     if (this.lastWrite !== undefined) await this.lastWrite;
     const entries = this.batch;
     const rejects = this.rejected;
@@ -992,6 +1004,9 @@ export class EntryWriter {
     return before === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < before);
   }
 }
+
+/** Entries of a run's first batch; each next one is twice as large, up to the batch size. */
+const FIRST_BATCH = 250;
 
 /** Entries encoded between two turns of the event loop (about 10 ms of work). */
 const PREPARE_SLICE = 250;
