@@ -78,6 +78,25 @@ describe('planner statistics', () => {
     expect(await estimatedRows(db, 'history_entry')).toBe(300);
   });
 
+  it('the ANALYZE samples no whole JSON document: raw, extra_fields, old_value and new_value get no statistics', async () => {
+    h = await createHarness({ entries: 300, seed: 3 });
+    expect((await h.sync()).status).toBe('succeeded');
+    const r = await sql<{ table: string; column: string }>`
+      select tablename as table, attname as column from pg_stats
+      where schemaname = 'govtrail'
+        and tablename in ('history_entry', 'settings_snapshot', 'field_change')`.execute(h.database.db);
+    const columns = r.rows.map((x) => `${x.table}.${x.column}`);
+    // The other columns of those tables have theirs (the ANALYZE ran).
+    expect(columns).toEqual(expect.arrayContaining(['history_entry.entry_id', 'field_change.field']));
+    for (const c of [
+      'history_entry.raw',
+      'settings_snapshot.extra_fields',
+      'field_change.old_value',
+      'field_change.new_value',
+    ])
+      expect(columns).not.toContain(c);
+  });
+
   it('a backfill of a few entries into empty tables still gets statistics', async () => {
     h = await createHarness({ entries: 20, seed: 4 });
     const db = h.database.db;
