@@ -72,6 +72,26 @@ export class CopyPayload {
   }
 }
 
+/**
+ * Several `COPY … FROM STDIN` statements, each with its payload encoded beforehand, run as one: the
+ * single parameter of a query whose SQL is their statements (see `copyTables`). On a server they
+ * go out as one simple query followed by every payload, so the server moves from one table to the
+ * next without a round trip; the embedded database runs them one by one.
+ */
+export class CopyScript {
+  constructor(readonly statements: readonly { readonly text: string; readonly payload: CopyPayload }[]) {}
+
+  /** The SQL of the statements, in order (one query string). */
+  get text(): string {
+    return this.statements.map((s) => s.text).join(';\n');
+  }
+
+  /** pg calls this when a script reaches a connection that does not run it: refuse loudly. */
+  toPostgres(): never {
+    throw new Error('a CopyScript reached a connection without COPY support (open it with openDatabase)');
+  }
+}
+
 /** Characters that COPY text format needs escaped in a value. */
 const SPECIAL = /[\\\t\n\r]/;
 const SPECIAL_ALL = /[\\\t\n\r]/g;

@@ -7,11 +7,12 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { GovtrailError } from '../core/errors.js';
-import { CopyPayload } from './copy-format.js';
+import { CopyPayload, CopyScript } from './copy-format.js';
 import type { DB } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'embedded';
@@ -82,6 +83,13 @@ function copyPayloadOf(params: unknown): CopyPayload | undefined {
     : undefined;
 }
 
+/** The single parameter of several COPY statements run as one (copyTables), if that is what `params` is. */
+function copyScriptOf(params: unknown): CopyScript | undefined {
+  return Array.isArray(params) && params.length === 1 && params[0] instanceof CopyScript
+    ? params[0]
+    : undefined;
+}
+
 /** What pg's `query` resolves for a COPY, which is what Kysely reads. */
 interface CopyResult {
   command: 'COPY';
@@ -97,6 +105,8 @@ class CopyClient extends pg.Client {
   // pg's query has a dozen overloads; this one forwards all of them unchanged.
   // biome-ignore lint/suspicious/noExplicitAny: must stay assignable to every overload of pg.Client.query
   override query(...args: any[]): any {
+    const script = copyScriptOf(args[1]);
+    if (script !== undefined) return this.#copyScript(script);
     const payload = copyPayloadOf(args[1]);
     if (payload === undefined || typeof args[0] !== 'string') {
       return (super.query as (...a: unknown[]) => unknown)(...args);
@@ -104,12 +114,115 @@ class CopyClient extends pg.Client {
     return this.#copy(args[0], payload);
   }
 
+  async #copyScript(script: CopyScript): Promise<CopyResult> {
+    const parts: Uint8Array[][] = [];
+    for (const s of script.statements) if (Array.isArray(s.payload.chunks)) parts.push(s.payload.chunks);
+    if (parts.length < script.statements.length) {
+      // A payload encoded while it is sent cannot go out ahead: one statement after the other.
+      let rowCount = 0;
+      for (const s of script.statements) rowCount += (await this.#copy(s.text, s.payload)).rowCount;
+      return { command: 'COPY', rowCount, rows: [] };
+    }
+    const copy = new EagerCopy(script.text, parts);
+    super.query(copy);
+    const counts = await copy.done;
+    return { command: 'COPY', rowCount: counts.reduce((a, b) => a + b, 0), rows: [] };
+  }
+
   async #copy(text: string, payload: CopyPayload): Promise<CopyResult> {
+    if (Array.isArray(payload.chunks)) {
+      const copy = new EagerCopy(text, [payload.chunks]);
+      super.query(copy);
+      return { command: 'COPY', rowCount: (await copy.done)[0] ?? 0, rows: [] };
+    }
     const stream = super.query(copyFrom(text));
     // pipeline rejects with the server's error (unique violation, bad value) if COPY fails.
     await pipeline(Readable.from(payload.chunks, { objectMode: false }), stream);
     return { command: 'COPY', rowCount: stream.rowCount, rows: [] };
   }
+}
+
+/** The bytes of a CopyData message's header ('d', then the length of the message). */
+function copyDataHeader(bytes: number): Buffer {
+  const header = Buffer.allocUnsafe(5);
+  header[0] = 0x64;
+  header.writeUInt32BE(bytes + 4, 1);
+  return header;
+}
+
+/** pg's socket, as its Connection holds it. */
+interface PgConnection {
+  readonly stream: NodeJS.WritableStream & { cork(): void; uncork(): void };
+  query(text: string): void;
+  endCopyFrom(): void;
+}
+
+/**
+ * `COPY … FROM STDIN` of payloads encoded beforehand, sent in one go: the query (one COPY statement,
+ * or several run as one), then each payload's CopyData messages and its CopyDone, without waiting
+ * for the server's CopyInResponse in between. The server reads each payload once it has started
+ * that COPY. If a statement fails, the server skips the copy messages still to come (the protocol
+ * has it ignore CopyData, CopyDone and CopyFail outside a COPY) and the rest of the query.
+ * Waiting for each CopyInResponse and ReadyForQuery left the server idle until govtrail's event
+ * loop next ran: 3.6-7 ms a statement on a backfill, whose encoding keeps the loop busy
+ * (bench/RESULTS.md (m)). A pg "submittable": pg's Client calls these methods as the replies arrive.
+ */
+class EagerCopy {
+  /** Rows loaded by each statement, in order. */
+  readonly done: Promise<number[]>;
+  readonly #counts: number[] = [];
+  #resolve!: (counts: number[]) => void;
+  #reject!: (err: unknown) => void;
+
+  constructor(
+    readonly text: string,
+    readonly parts: readonly (readonly Uint8Array[])[],
+  ) {
+    this.done = new Promise<number[]>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  submit(connection: PgConnection): void {
+    connection.query(this.text);
+    const { stream } = connection;
+    for (const chunks of this.parts) {
+      for (const chunk of chunks) {
+        if (chunk.length === 0) continue;
+        // Header and chunk in one write (writev), the chunk not copied.
+        stream.cork();
+        stream.write(copyDataHeader(chunk.length));
+        stream.write(chunk);
+        stream.uncork();
+      }
+      connection.endCopyFrom();
+    }
+  }
+
+  handleCopyInResponse(): void {
+    // The data is on its way already.
+  }
+
+  handleCommandComplete(msg: { text?: string }): void {
+    const m = /^COPY (\d+)$/.exec(msg.text ?? '');
+    this.#counts.push(m === null ? 0 : Number(m[1]));
+  }
+
+  handleReadyForQuery(): void {
+    this.#resolve(this.#counts);
+  }
+
+  handleError(err: unknown): void {
+    this.#reject(err);
+  }
+
+  // Replies a COPY FROM never gets; pg calls them only for other statements.
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handleCopyData(): void {}
+  handlePortalSuspended(): void {}
 }
 
 async function openServer(url: string, options: OpenDatabaseOptions): Promise<Database> {
@@ -156,6 +269,39 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
   };
 }
 
+/** What the embedded database's client gives Kysely for a statement: pg's result, in short. */
+interface LiteResult {
+  command: string | undefined;
+  rowCount: number;
+  rows: unknown[];
+}
+
+/** One statement on PGlite, as pg's client would run it (COPY payloads and scripts included). */
+async function liteQuery(
+  lite: PGliteInstance,
+  text: string,
+  params: readonly unknown[],
+): Promise<LiteResult> {
+  const script = copyScriptOf(params);
+  if (script !== undefined) {
+    // One statement after the other (PGlite is one session, in process: no round trip to spare).
+    let rowCount = 0;
+    for (const s of script.statements) rowCount += (await liteQuery(lite, s.text, [s.payload])).rowCount;
+    return { command: 'COPY', rowCount, rows: [] };
+  }
+  const payload = copyPayloadOf(params);
+  if (payload !== undefined) {
+    // PGlite has no COPY FROM STDIN; it reads the data of COPY … FROM '/dev/blob' from `blob`.
+    const fromBlob = text.replace(/\sfrom\s+stdin\s*$/i, " from '/dev/blob'");
+    if (fromBlob === text) throw new Error(`not a COPY … FROM STDIN statement: ${text}`);
+    const res = await lite.query(fromBlob, [], { blob: new Blob([...payload.chunks]) });
+    return { command: 'COPY', rowCount: res.affectedRows ?? payload.rows, rows: [] };
+  }
+  const res = await lite.query(text, params as unknown[], { rowMode: 'object' });
+  const command = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase();
+  return { command, rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
+}
+
 /** A minimal pg-Pool look-alike over one PGlite instance, serialising sessions with a mutex. */
 async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Promise<Database> {
   const { PGlite, types } = await import('@electric-sql/pglite');
@@ -189,19 +335,7 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
   // PGlite is a single session: hand it to one borrower at a time so transactions do not interleave.
   let queue: Promise<void> = Promise.resolve();
   const client = {
-    async query(text: string, params: readonly unknown[] = []) {
-      const payload = copyPayloadOf(params);
-      if (payload !== undefined) {
-        // PGlite has no COPY FROM STDIN; it reads the data of COPY … FROM '/dev/blob' from `blob`.
-        const fromBlob = text.replace(/\sfrom\s+stdin\s*$/i, " from '/dev/blob'");
-        if (fromBlob === text) throw new Error(`not a COPY … FROM STDIN statement: ${text}`);
-        const res = await lite.query(fromBlob, [], { blob: new Blob([...payload.chunks]) });
-        return { command: 'COPY', rowCount: res.affectedRows ?? payload.rows, rows: [] };
-      }
-      const res = await lite.query(text, params as unknown[], { rowMode: 'object' });
-      const command = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase();
-      return { command, rowCount: res.affectedRows ?? res.rows.length, rows: res.rows };
-    },
+    query: (text: string, params: readonly unknown[] = []) => liteQuery(lite, text, params),
     release() {},
   };
   const pool = {

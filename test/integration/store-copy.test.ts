@@ -12,7 +12,7 @@ import { rowHash, toJsonbText } from '../../src/core/normalise/canonical.js';
 import { normaliseEntry } from '../../src/core/normalise/entry.js';
 import type { NormalisedEntry } from '../../src/core/normalise/types.js';
 import { silentLogger } from '../../src/runtime/logger.js';
-import { copyRows } from '../../src/store/copy.js';
+import { copyRows, copyTables } from '../../src/store/copy.js';
 import { type CopyValue, encodeCopyRows } from '../../src/store/copy-format.js';
 import { type Database, openDatabase, type Session } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -320,6 +320,76 @@ for (const [name, open, skip] of BACKENDS) {
         );
         expect(bad.code).toBe('22P02');
         expect(await count(s, 'public.copy_dup')).toBe(1);
+      });
+    });
+
+    it('a payload encoded beforehand goes out whole before the server answers: a COPY that cannot start, and a value refused mid-payload, reject with the error and the session goes on', async () => {
+      await session(async (s) => {
+        await sql`create table public.copy_eager (id int primary key, t text)`.execute(s);
+        // Chunks of up to 1 MiB: this one is some 10 MiB, more than the socket takes at once.
+        const many = encodeCopyRows(
+          Array.from({ length: 40_000 }, (_, i) => [i, `r${i} ${'é'.repeat(120)}`]),
+        );
+        expect((many.chunks as Uint8Array[]).length).toBeGreaterThan(5);
+
+        // The statement fails before any data is read (no such table, no such column): the server
+        // skips the CopyData already sent, and the next statement is answered.
+        const noTable = await rejection(copyRows(s, 'public.copy_missing', ['id', 't'], many));
+        expect(noTable.code).toBe('42P01');
+        const noColumn = await rejection(copyRows(s, 'public.copy_eager', ['id', 'nope'], many));
+        expect(noColumn.code).toBe('42703');
+        expect(await count(s, 'public.copy_eager')).toBe(0);
+
+        // The same payload loads, in order; then a value refused in its middle rejects it whole.
+        expect(await copyRows(s, 'public.copy_eager', ['id', 't'], many)).toBe(40_000);
+        const { rows } = await sql<{ ok: boolean }>`
+          select bool_and(t = 'r' || id || ' ' || repeat('é', 120)) as ok from public.copy_eager`.execute(s);
+        expect(rows[0]?.ok).toBe(true);
+        const refused = encodeCopyRows(
+          Array.from({ length: 40_000 }, (_, i) => [i === 20_000 ? 'twenty thousand' : 100_000 + i, 'v']),
+        );
+        expect((await rejection(copyRows(s, 'public.copy_eager', ['id', 't'], refused))).code).toBe('22P02');
+        expect(await count(s, 'public.copy_eager')).toBe(40_000);
+      });
+    });
+
+    it('copyTables loads several tables in one query, and a failure in any of them fails the transaction', async () => {
+      await session(async (s) => {
+        await sql`create table public.copy_t1 (id int primary key)`.execute(s);
+        await sql`create table public.copy_t2 (id int references public.copy_t1 (id), t text)`.execute(s);
+        await sql`create table public.copy_t3 (t text)`.execute(s);
+        const t1 = (ids: number[]) => ({
+          table: 'public.copy_t1',
+          columns: ['id'],
+          rows: encodeCopyRows(ids.map((i) => [i])),
+        });
+        const t2 = (ids: number[]) => ({
+          table: 'public.copy_t2',
+          columns: ['id', 't'],
+          rows: encodeCopyRows(ids.map((i) => [i, `child of ${i}\t${'ü'.repeat(50)}`])),
+        });
+        const t3 = { table: 'public.copy_t3', columns: ['t'], rows: encodeCopyRows([]) };
+        // The second table's rows need the first's: the statements run in the order given.
+        const ids = Array.from({ length: 20_000 }, (_, i) => i + 1);
+        expect(await s.transaction().execute((trx) => copyTables(trx, [t1(ids), t2(ids), t3]))).toEqual([
+          20_000, 20_000, 0,
+        ]);
+        expect(await count(s, 'public.copy_t2')).toBe(20_000);
+
+        // A failure in the second statement (a key of the first table's repeated in it would fail
+        // the first; here a child without its parent fails the second) rejects, and the first
+        // table's rows go with the transaction; the session goes on.
+        const err = await rejection(
+          s.transaction().execute((trx) => copyTables(trx, [t1([30_001, 30_002]), t2([30_001, 99_999]), t3])),
+        );
+        expect(err.code).toBe('23503');
+        expect(await count(s, 'public.copy_t1')).toBe(20_000);
+        const failedFirst = await rejection(
+          s.transaction().execute((trx) => copyTables(trx, [t1([1]), t2([30_003]), t3])),
+        );
+        expect(failedFirst.code).toBe('23505');
+        expect(await count(s, 'public.copy_t2')).toBe(20_000);
+        expect(await copyTables(s, [t3])).toEqual([0]);
       });
     });
 

@@ -13,7 +13,7 @@ import {
   toJsonbText,
 } from '../../core/normalise/canonical.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
-import { copyRows } from '../copy.js';
+import { copyTables } from '../copy.js';
 import { CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
 import type { Session } from '../database.js';
 
@@ -311,10 +311,13 @@ export function joinEncodedEntries(parts: readonly EncodedEntries[]): EncodedEnt
 
 /** Writes a batch from `encodeEntries`, as `insertEntries` would; returns how many entries. */
 export async function writeEncodedEntries(db: Session, encoded: EncodedEntries): Promise<number> {
-  const inserted = await copyRows(db, 'govtrail.history_entry', ENTRY_COLUMNS, encoded.entries);
-  await copyRows(db, 'govtrail.history_annotation', ANNOTATION_COLUMNS, encoded.annotations);
-  await copyRows(db, 'govtrail.settings_snapshot', SNAPSHOT_COLUMNS, encoded.snapshots);
-  return inserted;
+  // One query for the three tables: no round trip between them (copyTables).
+  const [inserted] = await copyTables(db, [
+    { table: 'govtrail.history_entry', columns: ENTRY_COLUMNS, rows: encoded.entries },
+    { table: 'govtrail.history_annotation', columns: ANNOTATION_COLUMNS, rows: encoded.annotations },
+    { table: 'govtrail.settings_snapshot', columns: SNAPSHOT_COLUMNS, rows: encoded.snapshots },
+  ]);
+  return inserted ?? 0;
 }
 
 export interface RejectedInput {

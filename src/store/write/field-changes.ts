@@ -7,7 +7,7 @@ import { toJsonbText } from '../../core/normalise/canonical.js';
 import type { AnnotationRow } from '../../core/normalise/types.js';
 import type { WireSettings } from '../../core/wire.js';
 import { copyRows } from '../copy.js';
-import type { CopyValue } from '../copy-format.js';
+import { type CopyValue, encodeCopyRows } from '../copy-format.js';
 import type { Session } from '../database.js';
 
 /**
@@ -231,5 +231,7 @@ export async function insertFieldChanges(
   rows: readonly FieldChangeRow[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  return copyRows(db, 'govtrail.field_change', FIELD_CHANGE_COLUMNS, fieldChangeRows(tenantId, rows));
+  // Encoded first, then sent whole without waiting for the server between statement and data.
+  const payload = encodeCopyRows(fieldChangeRows(tenantId, rows), FIELD_CHANGE_COLUMNS.length);
+  return copyRows(db, 'govtrail.field_change', FIELD_CHANGE_COLUMNS, payload);
 }

@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely';
 import { copyRows } from '../copy.js';
+import { encodeCopyRows } from '../copy-format.js';
 import type { Session } from '../database.js';
 
 const SERVED = 'pg_temp.govtrail_served';
@@ -19,12 +20,8 @@ export async function createServedTable(db: Session): Promise<void> {
 
 /** Adds served ids (one COPY). */
 export async function recordServed(db: Session, ids: readonly string[]): Promise<void> {
-  await copyRows(
-    db,
-    SERVED,
-    ['entry_id'],
-    ids.map((id) => [id]),
-  );
+  // Encoded first, then sent whole without waiting for the server between statement and data.
+  await copyRows(db, SERVED, ['entry_id'], encodeCopyRows(ids.map((id) => [id])));
 }
 
 /** A stored entry the source did not serve. */
