@@ -16,6 +16,7 @@ import type { Session } from '../store/database.js';
 import {
   type ChronoEntry,
   type FieldChangeRow,
+  fieldChangeCopy,
   findEntryBefore,
   findEntryTimesBetween,
   findOldestOfRun,
@@ -25,7 +26,7 @@ import {
 } from '../store/write/field-changes.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import { BackfillWalk, canWalkInMemory, WALK_WINDOW_MS } from './backfill-walk.js';
-import type { ChangeStep, InsertTracker } from './steps.js';
+import type { ChangeStep, InsertTracker, TrackedWrite } from './steps.js';
 
 /** Field-change rows and alerts are written in batches of this many. */
 const FLUSH_EVERY = 2000;
@@ -94,11 +95,17 @@ class BackfillTracker implements InsertTracker {
     for (const row of rows) this.pending.push(row);
   }
 
-  takeWrite(): ((trx: Session) => Promise<void>) | undefined {
+  takeWrite(): TrackedWrite | undefined {
     const rows = this.pending;
     if (rows.length === 0) return undefined;
     this.pending = [];
-    return (trx) => this.write(trx, rows);
+    // Entries of this run, each finished once: plain inserts, nothing to replace.
+    return {
+      copies: [fieldChangeCopy(this.tenantId, rows)],
+      written: () => {
+        this.fieldChanges += rows.length;
+      },
+    };
   }
 
   async write(trx: Session, rows: readonly FieldChangeRow[]): Promise<void> {

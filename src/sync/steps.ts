@@ -15,6 +15,7 @@ import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage, WireSettings } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
+import type { TableCopy } from '../store/copy.js';
 import type { Database, Session } from '../store/database.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
 import {
@@ -74,11 +75,18 @@ export interface InsertTracker {
    */
   inserted(entries: readonly NormalisedEntry[]): void;
   /**
-   * Once a batch is prepared: its own write (what `inserted` found since the last call), made in
-   * the run's transaction right after the batch's rows; undefined: nothing to write. One write per
-   * batch, not per slice: each is a statement, and a round trip the database waits through.
+   * Once a batch is prepared: what it adds to the batch's write (what `inserted` found since the
+   * last call); undefined: nothing.
    */
-  takeWrite(): ((trx: Session) => Promise<void>) | undefined;
+  takeWrite(): TrackedWrite | undefined;
+}
+
+/** Rows a tracker writes with a batch, after the batch's own, in the same query. */
+export interface TrackedWrite {
+  /** Tables and their rows, encoded: they may refer to the batch's entries. */
+  readonly copies: readonly TableCopy[];
+  /** Called once they are written. */
+  written(): void;
 }
 
 /** A finding against the source with what its alert tells about the entry. */
@@ -686,8 +694,8 @@ interface PreparedBatch {
   readonly encoded: EncodedEntries;
   readonly rewritten: ServedVersion[];
   readonly conflicting: ServedVersion[];
-  /** The tracker's write for the batch's entries. */
-  readonly tracked: ((trx: Session) => Promise<void>) | undefined;
+  /** What the tracker writes with the batch's entries. */
+  readonly tracked: TrackedWrite | undefined;
 }
 
 /**
@@ -937,8 +945,8 @@ export class EntryWriter {
   private async write(trx: Session, batch: PreparedBatch): Promise<void> {
     const { tenantId, runId, counters } = this.o;
     const fresh = [...batch.fresh.values()];
-    counters.entriesInserted += await writeEncodedEntries(trx, batch.encoded);
-    await batch.tracked?.(trx);
+    counters.entriesInserted += await writeEncodedEntries(trx, batch.encoded, batch.tracked?.copies);
+    batch.tracked?.written();
     this.noteFresh(fresh);
     counters.entriesRejected += await insertRejected(trx, tenantId, runId, batch.sealed.rejects);
     const backdated = await this.recordFindings(trx, batch, fresh);

@@ -13,7 +13,7 @@ import {
   toJsonbText,
 } from '../../core/normalise/canonical.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
-import { copyTables } from '../copy.js';
+import { copyTables, type TableCopy } from '../copy.js';
 import { CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
 import type { Session } from '../database.js';
 
@@ -309,13 +309,21 @@ export function joinEncodedEntries(parts: readonly EncodedEntries[]): EncodedEnt
   };
 }
 
-/** Writes a batch from `encodeEntries`, as `insertEntries` would; returns how many entries. */
-export async function writeEncodedEntries(db: Session, encoded: EncodedEntries): Promise<number> {
-  // One query for the three tables: no round trip between them (copyTables).
+/**
+ * Writes a batch from `encodeEntries`, as `insertEntries` would, and then the rows of `after` (rows
+ * that refer to the batch's entries) in the same query; returns how many entries.
+ */
+export async function writeEncodedEntries(
+  db: Session,
+  encoded: EncodedEntries,
+  after: readonly TableCopy[] = [],
+): Promise<number> {
+  // One query for the three tables and what goes with them: no round trip between them (copyTables).
   const [inserted] = await copyTables(db, [
     { table: 'govtrail.history_entry', columns: ENTRY_COLUMNS, rows: encoded.entries },
     { table: 'govtrail.history_annotation', columns: ANNOTATION_COLUMNS, rows: encoded.annotations },
     { table: 'govtrail.settings_snapshot', columns: SNAPSHOT_COLUMNS, rows: encoded.snapshots },
+    ...after,
   ]);
   return inserted ?? 0;
 }

@@ -6,7 +6,7 @@ import type { FieldChange } from '../../core/diff.js';
 import { toJsonbText } from '../../core/normalise/canonical.js';
 import type { AnnotationRow } from '../../core/normalise/types.js';
 import type { WireSettings } from '../../core/wire.js';
-import { copyRows } from '../copy.js';
+import { copyRows, type TableCopy } from '../copy.js';
 import { type CopyValue, encodeCopyRows } from '../copy-format.js';
 import type { Session } from '../database.js';
 
@@ -231,7 +231,18 @@ export async function insertFieldChanges(
   rows: readonly FieldChangeRow[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  // Encoded first, then sent whole without waiting for the server between statement and data.
-  const payload = encodeCopyRows(fieldChangeRows(tenantId, rows), FIELD_CHANGE_COLUMNS.length);
-  return copyRows(db, 'govtrail.field_change', FIELD_CHANGE_COLUMNS, payload);
+  const { table, columns, rows: payload } = fieldChangeCopy(tenantId, rows);
+  return copyRows(db, table, columns, payload);
+}
+
+/**
+ * Field changes encoded for COPY into field_change (as insertFieldChanges writes them), for a
+ * writer that sends them with other tables in one query (copyTables).
+ */
+export function fieldChangeCopy(tenantId: string, rows: readonly FieldChangeRow[]): TableCopy {
+  return {
+    table: 'govtrail.field_change',
+    columns: FIELD_CHANGE_COLUMNS,
+    rows: encodeCopyRows(fieldChangeRows(tenantId, rows), FIELD_CHANGE_COLUMNS.length),
+  };
 }
