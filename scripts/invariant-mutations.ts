@@ -516,6 +516,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/found-by-any-run.test.ts'],
   },
   {
+    name: 'json-escaped-key-misread',
+    breaks:
+      "S6: JSON from the tenant or read back from jsonb goes through V8's JSON.parse as it is, whose escaped keys can come back as `\\` after an earlier object had such a key (nodejs/node#63785): entries stored, hashed and compared under keys they never had",
+    patches: [
+      {
+        file: 'src/core/json-text.ts',
+        find: 'return hasEscapedKey(text) ? parseWithStandIns(text) : JSON.parse(text);',
+        replace: 'return JSON.parse(text);',
+      },
+    ],
+    tests: ['test/unit/json-text.test.ts', 'test/property/canonical.test.ts'],
+  },
+  {
     name: 'conflicting-ids-agree',
     breaks: 'docs/design/integrity.md: reconcile exits 0 while the source serves one id with two contents',
     patches: [

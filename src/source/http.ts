@@ -9,6 +9,7 @@ import pRetry from 'p-retry';
 import { Agent, type Dispatcher, request } from 'undici';
 import { backoffDelay, parseRetryAfter, type RetryBudget } from '../core/backoff.js';
 import { GovtrailError, HttpError, isAbortError, RETRYABLE_STATUSES } from '../core/errors.js';
+import { parseJsonText } from '../core/json-text.js';
 import { clip, redactCut } from '../core/redact.js';
 import type { Logger } from '../runtime/logger.js';
 import type { HttpConfig } from './client-config.js';
@@ -151,7 +152,7 @@ export function describeErrorBody(text: string): ServerErrorDescription {
   if (trimmed === '') return { summary: 'empty body' };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(trimmed);
+    parsed = parseJsonText(trimmed);
   } catch {
     return { summary: `body ${quote(trimmed)}` };
   }

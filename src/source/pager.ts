@@ -6,6 +6,7 @@
  */
 
 import { GovtrailError } from '../core/errors.js';
+import { parseJsonText } from '../core/json-text.js';
 import type { HistoryPage } from '../core/wire.js';
 import { clampPageSize } from './client-config.js';
 import { quote } from './http.js';
@@ -53,7 +54,7 @@ function badPage(what: string, details: Record<string, unknown>): GovtrailError 
 export function parseHistoryPage(text: string, index: number): HistoryPage {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJsonText(text);
   } catch {
     throw badPage(`a body that is not JSON: ${quote(text)}`, { index });
   }

@@ -12,6 +12,7 @@ import { type DatabaseConnection, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { GovtrailError } from '../core/errors.js';
+import { parseJsonText } from '../core/json-text.js';
 import { CopyPayload, CopyScript } from './copy-format.js';
 import type { DB } from './schema.js';
 
@@ -55,10 +56,13 @@ export interface OpenDatabaseOptions {
 }
 
 // Type parsers shared by both back ends: bigint as number (ids stay far below 2^53), interval and
-// numeric as text (exact), timestamps as Date.
+// numeric as text (exact), timestamps as Date, json and jsonb through parseJsonText (V8 can decode an
+// escaped key wrongly: core/json-text.ts).
 const INT8 = 20;
 const NUMERIC = 1700;
 const INTERVAL = 1186;
+const JSON_OID = 114;
+const JSONB = 3802;
 
 /** Opens the database named by the options. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -230,6 +234,7 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === INT8) return (v: string) => Number(v);
       if (oid === NUMERIC || oid === INTERVAL) return (v: string) => v;
+      if (oid === JSON_OID || oid === JSONB) return parseJsonText;
       return pg.types.getTypeParser(oid, format);
     },
   };
@@ -319,6 +324,8 @@ async function openEmbedded(dataDir: string, _options: OpenDatabaseOptions): Pro
         [types.INT8]: (v: string) => Number(v),
         [types.NUMERIC]: (v: string) => v,
         [types.INTERVAL]: (v: string) => v,
+        [types.JSON]: parseJsonText,
+        [types.JSONB]: parseJsonText,
       },
     });
   } catch (err) {

@@ -17,6 +17,7 @@
  */
 
 import { diffSnapshots, isDiffBase } from '../core/diff.js';
+import { parseJsonText } from '../core/json-text.js';
 import { toJsonbText } from '../core/normalise/canonical.js';
 import { validKeyMillis } from '../core/normalise/time.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry } from '../core/normalise/types.js';
@@ -249,7 +250,7 @@ function held(n: NormalisedEntry, pos: string, ms: number): Held {
   // What jsonb gives back is the text toJsonbText stored, parsed: it differs from the value only
   // for NUL, lone surrogates and numbers JSON cannot write. Round-trip only a snapshot that has any.
   if (snapshot !== null && !jsonbKeepsAsIs(snapshot))
-    snapshot = JSON.parse(toJsonbText(snapshot)) as WireSettings;
+    snapshot = parseJsonText(toJsonbText(snapshot)) as WireSettings;
   const isBase = isDiffBase(snapshot);
   return {
     entry: { ...n.entry, raw: { snapshot } },

@@ -2,6 +2,7 @@
  * Canonical JSON and the text PostgreSQL's jsonb accepts. Pure.
  */
 import { createHash, hash } from 'node:crypto';
+import { parseJsonText } from '../json-text.js';
 
 /** An escaped backslash (skipped), or an escape jsonb refuses: `\u0000`, a surrogate. */
 const JSONB_REFUSED = /\\\\|\\u(0000|d[89a-f][0-9a-f]{2})/gi;
@@ -183,7 +184,7 @@ export function canonicalJsonbText(value: unknown): { text: string; hashText: st
     altered = true;
     return '\\ufffd';
   });
-  return { text, hashText: altered ? canonicalJson(JSON.parse(text)) : canon };
+  return { text, hashText: altered ? canonicalJson(parseJsonText(text)) : canon };
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import { DEFAULT_RANKS, type Ranks } from '../../core/diff.js';
+import { parseJsonText } from '../../core/json-text.js';
 import { contentHash, rowHash } from '../../core/normalise/canonical.js';
 import { normaliseEntry } from '../../core/normalise/entry.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
@@ -294,7 +295,7 @@ async function checkEntryPage(db: Session, check: TenantCheck, page: readonly En
   const normalised: NormalisedEntry[] = [];
   for (const row of page) {
     const seq = BigInt(row.seq);
-    const raw = JSON.parse(row.raw) as unknown;
+    const raw = parseJsonText(row.raw);
     checkChainRow(check, row, seq, raw);
     if (check.childFindings >= check.maxFindings) continue;
     if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
