@@ -125,7 +125,7 @@ function arrayLiteral(values: readonly CopyArrayElement[]): string {
 export function encodeCopyValue(value: CopyValue): string {
   switch (typeof value) {
     case 'string':
-      return SPECIAL.test(value) ? value.replace(SPECIAL_ALL, escapeChar) : value;
+      return copyEscape(value);
     case 'number':
     case 'bigint':
       return String(value);
@@ -264,7 +264,7 @@ export class CopyBuilder {
         return;
       }
     }
-    this.#text(SPECIAL.test(value) ? value.replace(SPECIAL_ALL, escapeChar) : value);
+    this.#text(copyEscape(value));
   }
 
   #text(text: string): void {

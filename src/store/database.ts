@@ -80,19 +80,15 @@ function redactUrl(url: string): string {
   }
 }
 
-/** The single parameter of a COPY statement from copy.ts, if that is what `params` is. */
-function copyPayloadOf(params: unknown): CopyPayload | undefined {
-  return Array.isArray(params) && params.length === 1 && params[0] instanceof CopyPayload
-    ? params[0]
-    : undefined;
+/**
+ * The single parameter of a COPY statement from copy.ts (a CopyPayload), or of several run as one
+ * (a CopyScript), if that is what `params` is.
+ */
+function soleParam<T>(params: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  return Array.isArray(params) && params.length === 1 && params[0] instanceof type ? params[0] : undefined;
 }
-
-/** The single parameter of several COPY statements run as one (copyTables), if that is what `params` is. */
-function copyScriptOf(params: unknown): CopyScript | undefined {
-  return Array.isArray(params) && params.length === 1 && params[0] instanceof CopyScript
-    ? params[0]
-    : undefined;
-}
+const copyPayloadOf = (params: unknown) => soleParam(params, CopyPayload);
+const copyScriptOf = (params: unknown) => soleParam(params, CopyScript);
 
 /** What pg's `query` resolves for a COPY, which is what Kysely reads. */
 interface CopyResult {
@@ -115,7 +111,7 @@ class CopyClient extends pg.Client {
     if (payload === undefined || typeof args[0] !== 'string') {
       return (super.query as (...a: unknown[]) => unknown)(...args);
     }
-    return this.#copy(args[0], payload);
+    return this.#copyScript(new CopyScript([{ text: args[0], payload }]));
   }
 
   async #copyScript(script: CopyScript): Promise<CopyResult> {
@@ -124,7 +120,7 @@ class CopyClient extends pg.Client {
     if (parts.length < script.statements.length) {
       // A payload encoded while it is sent cannot go out ahead: one statement after the other.
       let rowCount = 0;
-      for (const s of script.statements) rowCount += (await this.#copy(s.text, s.payload)).rowCount;
+      for (const s of script.statements) rowCount += (await this.#stream(s.text, s.payload)).rowCount;
       return { command: 'COPY', rowCount, rows: [] };
     }
     const copy = new EagerCopy(script.text, parts);
@@ -133,12 +129,8 @@ class CopyClient extends pg.Client {
     return { command: 'COPY', rowCount: counts.reduce((a, b) => a + b, 0), rows: [] };
   }
 
-  async #copy(text: string, payload: CopyPayload): Promise<CopyResult> {
-    if (Array.isArray(payload.chunks)) {
-      const copy = new EagerCopy(text, [payload.chunks]);
-      super.query(copy);
-      return { command: 'COPY', rowCount: (await copy.done)[0] ?? 0, rows: [] };
-    }
+  /** A payload encoded while it is sent, through pg-copy-streams. */
+  async #stream(text: string, payload: CopyPayload): Promise<CopyResult> {
     const stream = super.query(copyFrom(text));
     // pipeline rejects with the server's error (unique violation, bad value) if COPY fails.
     await pipeline(Readable.from(payload.chunks, { objectMode: false }), stream);

@@ -895,12 +895,9 @@ export class EntryWriter {
     // In slices, as encoding is: the write in flight must not wait for a whole batch's classifying
     // (normalising each new entry, hashing each held one) to read the database's replies.
     const classified: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
-    const served = [...sealed.groups.first.values()];
-    for (let i = 0; i < served.length; i += PREPARE_SLICE) {
-      if (i > 0) await nextTurn();
-      const slice = served.slice(i, i + PREPARE_SLICE);
-      classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified);
-    }
+    await inSlices([...sealed.groups.first.values()], (slice) =>
+      classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified),
+    );
     // Kept with this batch: the batch filling now may already be the last one sealed.
     for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));
     const fresh = new Map<string, NormalisedEntry>();
@@ -930,14 +927,12 @@ export class EntryWriter {
   ): Promise<{ encoded: EncodedEntries; tracked: PreparedBatch['tracked'] }> {
     const parts: EncodedEntries[] = [];
     const tracker = this.o.tracker;
-    for (let i = 0; i === 0 || i < entries.length; i += PREPARE_SLICE) {
-      await nextTurn(); // pending I/O callbacks (the write's replies) run first
-      const slice = entries.slice(i, i + PREPARE_SLICE);
+    await inSlices(entries, (slice) => {
       const part = encodeEntries(this.o.runId, slice, this.lastHash);
       this.lastHash = part.lastHash;
       parts.push(part);
       if (slice.length > 0) tracker?.inserted(slice);
-    }
+    });
     return { encoded: joinEncodedEntries(parts), tracked: tracker?.takeWrite() };
   }
 
@@ -1016,8 +1011,19 @@ export class EntryWriter {
 /** Entries of a run's first batch; each next one is twice as large, up to the batch size. */
 const FIRST_BATCH = 250;
 
-/** Entries encoded between two turns of the event loop (about 10 ms of work). */
+/** Entries classified or encoded between two turns of the event loop (about 10 ms of work). */
 const PREPARE_SLICE = 250;
+
+/**
+ * `each` over `items` a slice of PREPARE_SLICE at a time (once with none when there are none), a
+ * turn of the event loop before each: pending I/O callbacks (the write's replies) run between them.
+ */
+async function inSlices<T>(items: readonly T[], each: (slice: readonly T[]) => void): Promise<void> {
+  for (let i = 0; i === 0 || i < items.length; i += PREPARE_SLICE) {
+    await nextTurn();
+    each(items.slice(i, i + PREPARE_SLICE));
+  }
+}
 
 /** A batch's served entries sorted out against what govtrail holds. */
 interface ClassifiedBatch {
