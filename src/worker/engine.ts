@@ -419,7 +419,7 @@ export function decideJobOutcome(
       ? { outcome: 'busy', status: 'completed', output: { busy: true } }
       : { outcome: 'dead', status: 'deadletter', output: { busy: true } };
   }
-  // The ledger row of a failed attempt stays only when it is the last one (steps.ts): the
+  // The ledger row of a failed attempt stays only when it is the last one (sync/execute-run.ts): the
   // failure is recorded once, and the job's last attempt goes to the dead-letter queue.
   return failed({ runId: summary.runId, error: summary.error?.code ?? null });
 }
