@@ -1024,7 +1024,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/integrity.md, the writer role: govtrail migrate installs the job engine without granting it to govtrail_writer, so a writer-role worker cannot start',
     patches: [
       {
-        file: 'src/worker/engine.ts',
+        file: 'src/worker/engine-setup.ts',
         find: '    if (grantTo !== undefined) {',
         replace: "    if (grantTo !== undefined && grantTo === '') {",
       },
