@@ -376,3 +376,30 @@ export function* streamRows(
   }
   yield* builder.take(true);
 }
+
+/** A table as COPY loads it: its columns, and how one source value becomes one row of them. */
+export interface CopyShape<S> {
+  readonly columns: readonly string[];
+  /** The row of one source value, its values in `columns` order. */
+  row(source: S): CopyValue[];
+}
+
+/**
+ * The one description of a COPY target that both its column list and its rows are built from, so
+ * the two cannot drift apart: each column (a column of `Table`, the table's interface in
+ * store/schema.ts, so a misspelt or removed column fails the type check) with its value.
+ */
+export function copyShape<Table, S>(
+  described: readonly (readonly [column: keyof Table & string, value: (source: S) => CopyValue])[],
+): CopyShape<S> {
+  const columns = described.map(([column]) => column);
+  const values = described.map(([, value]) => value);
+  return {
+    columns,
+    row(source) {
+      const row = new Array<CopyValue>(values.length);
+      for (let i = 0; i < values.length; i++) row[i] = (values[i] as (s: S) => CopyValue)(source);
+      return row;
+    },
+  };
+}

@@ -5,6 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter } from '../predicates.js';
 import type { PeriodFilter } from './period.js';
 
 export interface PackAlert {
@@ -34,25 +36,26 @@ export async function* iterateAlerts(
   filter: PeriodFilter,
   pageSize = 2000,
 ): AsyncGenerator<PackAlert> {
-  let after: { key: string; alertId: number } | undefined;
-  for (;;) {
-    const { rows } = await sql<{
-      alert_id: number | string;
-      created_at: Date;
-      changed_at: Date | null;
-      at_key: string;
-      entry_id: string | null;
-      rule_id: string;
-      rule_version: number;
-      severity: string;
-      title: string;
-      summary: string;
-      delivery_status: string;
-      delivered_sinks: string[] | null;
-      pending_sinks: string[] | null;
-      failed_sinks: string[] | null;
-      last_delivered_at: Date | null;
-    }>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; alertId: number } | undefined) =>
+      sql<{
+        alert_id: number | string;
+        created_at: Date;
+        changed_at: Date | null;
+        at_key: string;
+        entry_id: string | null;
+        rule_id: string;
+        rule_version: number;
+        severity: string;
+        title: string;
+        summary: string;
+        delivery_status: string;
+        delivered_sinks: string[] | null;
+        pending_sinks: string[] | null;
+        failed_sinks: string[] | null;
+        last_delivered_at: Date | null;
+      }>`
       select l.alert_id, l.created_at, l.changed_at, coalesce(l.changed_at, l.created_at)::text as at_key,
              l.entry_id, l.rule_id, l.rule_version, l.severity, l.title, l.summary, l.delivery_status,
              l.delivered_sinks, l.pending_sinks, l.failed_sinks, l.last_delivered_at
@@ -60,10 +63,14 @@ export async function* iterateAlerts(
       where l.tenant_id = ${filter.tenantId}
         and coalesce(l.changed_at, l.created_at) >= ${filter.from}
         and coalesce(l.changed_at, l.created_at) < ${filter.to}
-        and (${after?.key ?? null}::timestamptz is null
-             or (coalesce(l.changed_at, l.created_at), l.alert_id) > (${after?.key ?? null}::timestamptz, ${after?.alertId ?? null}::bigint))
+        ${andAfter('(coalesce(l.changed_at, l.created_at), l.alert_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.alertId}::bigint)`)}
       order by coalesce(l.changed_at, l.created_at), l.alert_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.at_key, alertId: Number(last.alert_id) }),
+  );
+  for await (const rows of pages) {
     for (const r of rows)
       yield {
         alertId: Number(r.alert_id),
@@ -81,8 +88,5 @@ export async function* iterateAlerts(
         failedSinks: r.failed_sinks ?? [],
         lastDeliveredAt: r.last_delivered_at,
       };
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.at_key, alertId: Number(last.alert_id) };
   }
 }

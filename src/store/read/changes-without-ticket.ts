@@ -5,6 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter, andBound } from '../predicates.js';
 import type { PeriodFilter } from './period.js';
 
 export interface UnticketedEntry {
@@ -26,32 +28,37 @@ export async function* iterateChangesWithoutTicket(
   filter: PeriodFilter,
   pageSize = 2000,
 ): AsyncGenerator<UnticketedEntry> {
-  let after: { key: string; entryId: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<{
-      changed_at: Date;
-      changed_at_key: string;
-      created_at_text: string | null;
-      entry_id: string;
-      change_kind: string | null;
-      actor_kind: string | null;
-      actor_user_id: string | null;
-      fields: string[] | null;
-      reasons: string[] | null;
-      syslog_event_id: string | null;
-      trace_id: string | null;
-    }>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; entryId: string } | undefined) =>
+      sql<{
+        changed_at: Date;
+        changed_at_key: string;
+        created_at_text: string | null;
+        entry_id: string;
+        change_kind: string | null;
+        actor_kind: string | null;
+        actor_user_id: string | null;
+        fields: string[] | null;
+        reasons: string[] | null;
+        syslog_event_id: string | null;
+        trace_id: string | null;
+      }>`
       select w.changed_at, w.changed_at::text as changed_at_key, e.created_at_text, w.entry_id, w.change_kind,
              w.actor_kind, w.actor_user_id, w.fields, w.reasons, w.syslog_event_id, w.trace_id
       from govtrail.changes_without_ticket w
       join govtrail.history_entry e on e.tenant_id = w.tenant_id and e.entry_id = w.entry_id
       where w.tenant_id = ${filter.tenantId}
         and w.changed_at >= ${filter.from} and w.changed_at < ${filter.to}
-        and (${after?.key ?? null}::timestamptz is null or w.changed_at >= ${after?.key ?? null}::timestamptz)
-        and (${after?.key ?? null}::timestamptz is null
-             or (w.changed_at, w.entry_id) > (${after?.key ?? null}::timestamptz, ${after?.entryId ?? null}::text collate "C"))
+        ${andBound('w.changed_at', '>=', after?.key)}
+        ${andAfter('(w.changed_at, w.entry_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.entryId}::text collate "C")`)}
       order by w.changed_at, w.entry_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.changed_at_key, entryId: last.entry_id }),
+  );
+  for await (const rows of pages) {
     for (const r of rows)
       yield {
         changedAt: r.changed_at,
@@ -65,8 +72,5 @@ export async function* iterateChangesWithoutTicket(
         syslogEventId: r.syslog_event_id,
         traceId: r.trace_id,
       };
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.changed_at_key, entryId: last.entry_id };
   }
 }

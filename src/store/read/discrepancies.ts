@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
 import type { DiscrepancyKind, DiscrepancyRow } from '../write/discrepancies.js';
 import type { PeriodFilter } from './period.js';
 
@@ -21,27 +22,33 @@ export async function* iterateDiscrepancies(
   filter: PeriodFilter,
   pageSize = 500,
 ): AsyncGenerator<PackDiscrepancy> {
-  let after = 0;
-  for (;;) {
-    const { rows } = await sql<{
-      discrepancy_id: number | string;
-      entry_id: string;
-      kind: DiscrepancyKind;
-      detected_at: Date;
-      run_id: number | string;
-      entry_created_at: Date | null;
-      stored_sha256: string | null;
-      source_sha256: string | null;
-      source_raw: unknown;
-    }>`
+  const pages = keysetPages(
+    pageSize,
+    (after: number | undefined) =>
+      sql<{
+        discrepancy_id: number | string;
+        entry_id: string;
+        kind: DiscrepancyKind;
+        detected_at: Date;
+        run_id: number | string;
+        entry_created_at: Date | null;
+        stored_sha256: string | null;
+        source_sha256: string | null;
+        source_raw: unknown;
+      }>`
       select d.discrepancy_id, d.entry_id, d.kind, d.detected_at, d.run_id, d.entry_created_at,
              d.stored_sha256, d.source_sha256, d.source_raw
       from govtrail.source_discrepancy d
       where d.tenant_id = ${filter.tenantId}
         and d.entry_created_at >= ${filter.from} and d.entry_created_at < ${filter.to}
-        and d.discrepancy_id > ${after}
+        and d.discrepancy_id > ${after ?? 0}
       order by d.discrepancy_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => Number(last.discrepancy_id),
+  );
+  for await (const rows of pages) {
     for (const r of rows)
       yield {
         discrepancyId: Number(r.discrepancy_id),
@@ -54,9 +61,6 @@ export async function* iterateDiscrepancies(
         sourceSha256: r.source_sha256,
         sourceRaw: r.source_raw,
       };
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = Number(last.discrepancy_id);
   }
 }
 

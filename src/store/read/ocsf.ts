@@ -10,6 +10,8 @@ import type { Direction, FieldChange } from '../../core/diff.js';
 import type { OcsfEntryInput } from '../../core/ocsf/mapping.js';
 import type { WireSettings } from '../../core/wire.js';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter, andBound } from '../predicates.js';
 
 export interface PeriodFilter {
   readonly tenantId: string;
@@ -56,9 +58,10 @@ export async function* iterateOcsfEntries(
   filter: PeriodFilter,
   pageSize = 500,
 ): AsyncGenerator<OcsfEntryInput> {
-  let after: { key: string; entryId: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<RawEntry>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; entryId: string } | undefined) =>
+      sql<RawEntry>`
       select e.tenant_id, e.entry_id, e.created_at, e.created_at::text as created_at_key, e.created_at_text,
              e.change_kind, e.actor_kind, e.actor_user_id, e.syslog_event_id, e.trace_id, e.loaded_at,
              case when jsonb_typeof(e.raw->'snapshot') = 'object' then e.raw->'snapshot' end as snapshot,
@@ -81,15 +84,16 @@ export async function* iterateOcsfEntries(
       where e.tenant_id = ${filter.tenantId}
         and e.created_at >= ${filter.from} and e.created_at < ${filter.to}
         -- The first conjunct repeats the second's leading column so it bounds the index scan.
-        and (${after?.key ?? null}::timestamptz is null or e.created_at >= ${after?.key ?? null}::timestamptz)
-        and (${after?.key ?? null}::timestamptz is null
-             or (e.created_at, e.entry_id) > (${after?.key ?? null}::timestamptz, ${after?.entryId ?? null}::text collate "C"))
+        ${andBound('e.created_at', '>=', after?.key)}
+        ${andAfter('(e.created_at, e.entry_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.entryId}::text collate "C")`)}
       order by e.created_at, e.entry_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.created_at_key, entryId: last.entry_id }),
+  );
+  for await (const rows of pages) {
     for (const r of rows) yield entryInput(r);
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.created_at_key, entryId: last.entry_id };
   }
 }
 
@@ -142,19 +146,24 @@ export async function* iterateOcsfAlerts(
   filter: PeriodFilter,
   pageSize = 500,
 ): AsyncGenerator<AlertMessage> {
-  let after: { key: string; alertId: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<RawAlert>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; alertId: string } | undefined) =>
+      sql<RawAlert>`
       select a.alert_id::text as alert_id, a.tenant_id, a.entry_id, a.rule_id, a.rule_version, a.severity,
              a.title, a.summary, a.context, a.dedupe_key, a.created_at, a.created_at::text as created_at_key
       from govtrail.alert a
       where a.tenant_id = ${filter.tenantId}
         and a.created_at >= ${filter.from} and a.created_at < ${filter.to}
-        and (${after?.key ?? null}::timestamptz is null or a.created_at >= ${after?.key ?? null}::timestamptz)
-        and (${after?.key ?? null}::timestamptz is null
-             or (a.created_at, a.alert_id) > (${after?.key ?? null}::timestamptz, ${after?.alertId ?? null}::bigint))
+        ${andBound('a.created_at', '>=', after?.key)}
+        ${andAfter('(a.created_at, a.alert_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.alertId}::bigint)`)}
       order by a.created_at, a.alert_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.created_at_key, alertId: String(last.alert_id) }),
+  );
+  for await (const rows of pages) {
     for (const r of rows) {
       yield {
         alertId: String(r.alert_id),
@@ -170,8 +179,5 @@ export async function* iterateOcsfAlerts(
         createdAt: r.created_at.toISOString(),
       };
     }
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.created_at_key, alertId: String(last.alert_id) };
   }
 }

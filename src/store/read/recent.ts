@@ -3,6 +3,7 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { andAfter, andBound } from '../predicates.js';
 
 export interface CurrentSettings {
   readonly entryId: string;
@@ -176,10 +177,10 @@ export async function findRecentAlerts(
            array(select d.sink from govtrail.alert_delivery d where d.alert_id = a.alert_id and d.status = 'pending' order by d.sink) as pending,
            array(select d.sink from govtrail.alert_delivery d where d.alert_id = a.alert_id and d.status = 'failed' order by d.sink) as failed
     from govtrail.alert a
-    where (${tenantId ?? null}::text is null or a.tenant_id = ${tenantId ?? null})
-      and (${filter.since ?? null}::timestamptz is null or a.created_at >= ${filter.since ?? null})
-      and (${filter.severities === undefined ? null : [...filter.severities]}::text[] is null
-           or a.severity = any(${filter.severities === undefined ? null : [...filter.severities]}::text[]))
+    where true
+      ${andBound('a.tenant_id', '=', tenantId, 'text')}
+      ${andBound('a.created_at', '>=', filter.since)}
+      ${filter.severities === undefined ? sql`` : sql`and a.severity = any(${[...filter.severities]}::text[])`}
     order by a.alert_id desc
     limit ${limit}`.execute(db);
   return rows.map((r) => ({

@@ -5,6 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter, andBound } from '../predicates.js';
 import type { PeriodFilter } from './period.js';
 
 export interface LedgerRun {
@@ -33,38 +35,43 @@ export async function* iterateRuns(
   filter: PeriodFilter,
   pageSize = 2000,
 ): AsyncGenerator<LedgerRun> {
-  let after: { key: string; runId: number } | undefined;
-  for (;;) {
-    const { rows } = await sql<{
-      run_id: number | string;
-      kind: string;
-      trigger: string;
-      status: string;
-      started_at: Date;
-      started_key: string;
-      finished_at: Date | null;
-      pages_fetched: number;
-      entries_fetched: number;
-      entries_inserted: number;
-      entries_rejected: number;
-      warnings: number;
-      http_retries: number;
-      stop_reason: string | null;
-      error_code: string | null;
-      error_message: string | null;
-      covered_from_text: string | null;
-      covered_to_text: string | null;
-    }>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; runId: number } | undefined) =>
+      sql<{
+        run_id: number | string;
+        kind: string;
+        trigger: string;
+        status: string;
+        started_at: Date;
+        started_key: string;
+        finished_at: Date | null;
+        pages_fetched: number;
+        entries_fetched: number;
+        entries_inserted: number;
+        entries_rejected: number;
+        warnings: number;
+        http_retries: number;
+        stop_reason: string | null;
+        error_code: string | null;
+        error_message: string | null;
+        covered_from_text: string | null;
+        covered_to_text: string | null;
+      }>`
       select r.run_id, r.kind, r.trigger, r.status, r.started_at, r.started_at::text as started_key, r.finished_at,
              r.pages_fetched, r.entries_fetched, r.entries_inserted, r.entries_rejected, r.warnings,
              r.http_retries, r.stop_reason, r.error_code, r.error_message, r.covered_from_text, r.covered_to_text
       from govtrail.sync_run r
       where r.tenant_id = ${filter.tenantId}
         and r.started_at >= ${filter.from} and r.started_at < ${filter.to}
-        and (${after?.key ?? null}::timestamptz is null
-             or (r.started_at, r.run_id) > (${after?.key ?? null}::timestamptz, ${after?.runId ?? null}::bigint))
+        ${andAfter('(r.started_at, r.run_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.runId}::bigint)`)}
       order by r.started_at, r.run_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.started_key, runId: Number(last.run_id) }),
+  );
+  for await (const rows of pages) {
     for (const r of rows)
       yield {
         runId: Number(r.run_id),
@@ -85,9 +92,6 @@ export async function* iterateRuns(
         coveredFromText: r.covered_from_text,
         coveredToText: r.covered_to_text,
       };
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.started_key, runId: Number(last.run_id) };
   }
 }
 

@@ -6,6 +6,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter, andBound } from '../predicates.js';
 import { SNAPSHOT_COLUMNS } from '../write/entries.js';
 import type { PeriodFilter } from './period.js';
 
@@ -118,21 +120,23 @@ export async function* iterateTimeline(
     select ${TIMELINE_SELECT} from govtrail.settings_as_of(${filter.tenantId}, ${filter.from}::timestamptz) t
     where t.valid_from < ${filter.from}`.execute(db);
   for (const r of first.rows) yield timelineEntry(r);
-  let after: { key: string; entryId: string } | undefined;
-  for (;;) {
-    const { rows } = await sql<RawTimeline>`
+  const pages = keysetPages(
+    pageSize,
+    (after: { key: string; entryId: string } | undefined) =>
+      sql<RawTimeline>`
       select ${TIMELINE_SELECT} from govtrail.settings_timeline t
       where t.tenant_id = ${filter.tenantId}
         and t.valid_from >= ${filter.from} and t.valid_from < ${filter.to}
-        and (${after?.key ?? null}::timestamptz is null or t.valid_from >= ${after?.key ?? null}::timestamptz)
-        and (${after?.key ?? null}::timestamptz is null
-             or (t.valid_from, t.entry_id) > (${after?.key ?? null}::timestamptz, ${after?.entryId ?? null}::text collate "C"))
+        ${andBound('t.valid_from', '>=', after?.key)}
+        ${andAfter('(t.valid_from, t.entry_id)', after, (c) => sql`(${c.key}::timestamptz, ${c.entryId}::text collate "C")`)}
       order by t.valid_from, t.entry_id
-      limit ${pageSize}`.execute(db);
+      limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows),
+    (last) => ({ key: last.valid_from_key, entryId: last.entry_id }),
+  );
+  for await (const rows of pages) {
     for (const r of rows) yield timelineEntry(r);
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    after = { key: last.valid_from_key, entryId: last.entry_id };
   }
 }
 
@@ -146,20 +150,25 @@ export async function* iterateTimelineBefore(
   row: Pick<TimelineEntry, 'entryId' | 'validFromKey'>,
   pageSize = 1000,
 ): AsyncGenerator<TimelineEntry> {
-  let before = { key: row.validFromKey, entryId: row.entryId };
-  for (;;) {
-    const { rows } = await sql<RawTimeline>`
-      select ${TIMELINE_SELECT} from govtrail.settings_timeline t
-      where t.tenant_id = ${tenantId}
-        and t.valid_from <= ${before.key}::timestamptz
-        and (t.valid_from, t.entry_id) < (${before.key}::timestamptz, ${before.entryId}::text collate "C")
-      order by t.valid_from desc, t.entry_id desc
-      limit ${pageSize}`.execute(db);
-    for (const r of rows) yield timelineEntry(r);
-    const last = rows.at(-1);
-    if (rows.length < pageSize || last === undefined) return;
-    before = { key: last.valid_from_key, entryId: last.entry_id };
-  }
+  const start = { key: row.validFromKey, entryId: row.entryId };
+  const pages = keysetPages(
+    pageSize,
+    (after: typeof start | undefined) => {
+      const before = after ?? start;
+      return sql<RawTimeline>`
+        select ${TIMELINE_SELECT} from govtrail.settings_timeline t
+        where t.tenant_id = ${tenantId}
+          and t.valid_from <= ${before.key}::timestamptz
+          and (t.valid_from, t.entry_id) < (${before.key}::timestamptz, ${before.entryId}::text collate "C")
+        order by t.valid_from desc, t.entry_id desc
+        limit ${pageSize}`
+        .execute(db)
+        .then((r) => r.rows);
+    },
+    (last) => ({ key: last.valid_from_key, entryId: last.entry_id }),
+    start,
+  );
+  for await (const rows of pages) for (const r of rows) yield timelineEntry(r);
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
+import { keysetPages } from '../paging.js';
+import { andAfter, andBound } from '../predicates.js';
 
 /** The tenants that have stored entries, by name. */
 export async function listTenants(db: Session): Promise<string[]> {
@@ -118,8 +120,8 @@ export async function findTimeline(
            t.actor_user_id, t.tickets, to_jsonb(t) - ${NON_SETTINGS}::text[] as settings
     from govtrail.settings_timeline t
     where t.tenant_id = ${tenantId}
-      and (${range.to ?? null}::timestamptz is null or t.valid_from < ${range.to ?? null})
-      and (${range.from ?? null}::timestamptz is null or t.valid_to is null or t.valid_to > ${range.from ?? null})
+      ${andBound('t.valid_from', '<', range.to)}
+      ${range.from === undefined ? sql`` : sql`and (t.valid_to is null or t.valid_to > ${range.from}::timestamptz)`}
     order by t.valid_from, t.entry_id`.execute(db);
   return rows.map(timelineRow);
 }
@@ -208,15 +210,12 @@ export async function* iterateChanges(
   filter: ChangeFilter,
   pageSize = 2000,
 ): AsyncGenerator<ChangeLogRow> {
-  let after: ChangeCursor | undefined;
-  for (;;) {
-    const page = await findChangesPage(db, filter, after, pageSize);
-    for (const p of page) yield changeRow(p);
-    const last = page.at(-1);
-    if (page.length < pageSize || last === undefined) return;
-    const lastKey = { key: last.changed_at_key, entryId: last.entry_id, field: last.field };
-    after = { changedAtKey: lastKey.key, entryId: lastKey.entryId, field: lastKey.field };
-  }
+  const pages = keysetPages(
+    pageSize,
+    (after: ChangeCursor | undefined) => findChangesPage(db, filter, after, pageSize),
+    (last) => ({ changedAtKey: last.changed_at_key, entryId: last.entry_id, field: last.field }),
+  );
+  for await (const page of pages) for (const p of page) yield changeRow(p);
 }
 
 async function findChangesPage(
@@ -228,13 +227,12 @@ async function findChangesPage(
   const { rows } = await sql<RawChange>`
     select c.*, c.changed_at::text as changed_at_key from govtrail.change_log c
     where c.tenant_id = ${filter.tenantId}
-      and (${filter.since ?? null}::timestamptz is null or c.changed_at >= ${filter.since ?? null})
-      and (${filter.until ?? null}::timestamptz is null or c.changed_at < ${filter.until ?? null})
-      and (${filter.field ?? null}::text is null or c.field = ${filter.field ?? null})
+      ${andBound('c.changed_at', '>=', filter.since)}
+      ${andBound('c.changed_at', '<', filter.until)}
+      ${andBound('c.field', '=', filter.field, 'text')}
       -- The first conjunct repeats the second's leading column so it bounds the index scan.
-      and (${after?.changedAtKey ?? null}::timestamptz is null or c.changed_at >= ${after?.changedAtKey ?? null}::timestamptz)
-      and (${after?.changedAtKey ?? null}::timestamptz is null
-           or (c.changed_at, c.entry_id, c.field) > (${after?.changedAtKey ?? null}::timestamptz, ${after?.entryId ?? null}::text collate "C", ${after?.field ?? null}::text))
+      ${andBound('c.changed_at', '>=', after?.changedAtKey)}
+      ${andAfter('(c.changed_at, c.entry_id, c.field)', after, (c) => sql`(${c.changedAtKey}::timestamptz, ${c.entryId}::text collate "C", ${c.field}::text)`)}
     order by c.changed_at, c.entry_id, c.field
     limit ${limit}`.execute(db);
   return rows;
@@ -250,8 +248,8 @@ export async function countChangesPerWeek(
            count(*)::int as n
     from govtrail.change_log c
     where c.tenant_id = ${filter.tenantId}
-      and (${filter.since ?? null}::timestamptz is null or c.changed_at >= ${filter.since ?? null})
-      and (${filter.until ?? null}::timestamptz is null or c.changed_at < ${filter.until ?? null})
+      ${andBound('c.changed_at', '>=', filter.since)}
+      ${andBound('c.changed_at', '<', filter.until)}
     group by 1, 2 order by 1, 2`.execute(db);
   return rows;
 }
@@ -266,8 +264,8 @@ export async function countAlertsBySeverity(
            count(*) filter (where l.delivery_status in ('pending', 'failed'))::int as undelivered
     from govtrail.alert_log l
     where l.tenant_id = ${filter.tenantId}
-      and (${filter.since ?? null}::timestamptz is null or coalesce(l.changed_at, l.created_at) >= ${filter.since ?? null})
-      and (${filter.until ?? null}::timestamptz is null or coalesce(l.changed_at, l.created_at) < ${filter.until ?? null})
+      ${andBound('coalesce(l.changed_at, l.created_at)', '>=', filter.since)}
+      ${andBound('coalesce(l.changed_at, l.created_at)', '<', filter.until)}
     group by l.severity`.execute(db);
   return rows;
 }
@@ -338,10 +336,8 @@ export async function countChanges(db: Session, filter: ChangeFilter): Promise<n
   const { rows } = await sql<{ n: number }>`
     select count(*)::int as n from govtrail.change_log c
     where c.tenant_id = ${filter.tenantId}
-      and (${filter.since ?? null}::timestamptz is null or c.changed_at >= ${filter.since ?? null})
-      and (${filter.until ?? null}::timestamptz is null or c.changed_at < ${filter.until ?? null})`.execute(
-    db,
-  );
+      ${andBound('c.changed_at', '>=', filter.since)}
+      ${andBound('c.changed_at', '<', filter.until)}`.execute(db);
   return rows[0]?.n ?? 0;
 }
 
@@ -354,8 +350,8 @@ export async function findLatestChanges(
   const { rows } = await sql<RawChange>`
     select c.*, c.changed_at::text as changed_at_key from govtrail.change_log c
     where c.tenant_id = ${filter.tenantId}
-      and (${filter.since ?? null}::timestamptz is null or c.changed_at >= ${filter.since ?? null})
-      and (${filter.until ?? null}::timestamptz is null or c.changed_at < ${filter.until ?? null})
+      ${andBound('c.changed_at', '>=', filter.since)}
+      ${andBound('c.changed_at', '<', filter.until)}
     order by c.changed_at desc, c.entry_id desc, c.field desc
     limit ${limit}`.execute(db);
   return rows.map(changeRow);

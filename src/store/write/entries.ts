@@ -12,10 +12,11 @@ import {
   rowAndContentHashOfText,
   toJsonbText,
 } from '../../core/normalise/canonical.js';
-import type { NormalisedEntry } from '../../core/normalise/types.js';
+import type { AnnotationRow, EntryRow, NormalisedEntry, SnapshotRow } from '../../core/normalise/types.js';
 import { copyTables, type TableCopy } from '../copy.js';
-import { CopyPayload, type CopyValue, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
+import { CopyPayload, type CopyValue, copyShape, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
 import type { Session } from '../database.js';
+import type { HistoryAnnotationTable, HistoryEntryTable, SettingsSnapshotTable } from '../schema.js';
 
 /**
  * Of the given ids, those already stored for the tenant, each with its content hash: one
@@ -94,55 +95,74 @@ export interface InsertEntriesResult {
   readonly lastHash: Buffer | null;
 }
 
-// Columns loaded by COPY, in payload order. history_entry.seq (identity) and loaded_at (default) are
-// left to the table: COPY numbers the rows in payload order, which is the order of `entries`.
-const ENTRY_COLUMNS = [
-  'tenant_id',
-  'entry_id',
-  'created_at',
-  'created_at_text',
-  'change_kind',
-  'actor_kind',
-  'actor_user_id',
-  'syslog_event_id',
-  'trace_id',
-  'raw',
-  'run_id',
-  'row_hash',
-  'content_sha256',
-] as const;
-const ANNOTATION_COLUMNS = [
-  'tenant_id',
-  'entry_id',
-  'ordinal',
-  'key',
-  'kind',
-  'raw_value',
-  'display_value',
-  'display_label',
-  'display_url',
-] as const;
+/** What one history_entry row is made of: the entry, and what encoding it computed. */
+interface EntrySource {
+  readonly tenantId: string;
+  readonly runId: number;
+  readonly entry: EntryRow;
+  /** The raw column: the bytes hashed, or the stored text where jsonb's refused escapes differ. */
+  readonly raw: CopyValue;
+  readonly rowHash: Buffer;
+  readonly contentHash: Buffer;
+}
+
+/**
+ * history_entry as COPY loads it, in payload order. seq (identity) and loaded_at (default) are
+ * left to the table: COPY numbers the rows in payload order, which is the order of `entries`.
+ */
+const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
+  ['tenant_id', (s) => s.tenantId],
+  ['entry_id', (s) => s.entry.entryId],
+  ['created_at', (s) => s.entry.createdAtKey], // timestamptz input, as the former created_at::timestamptz
+  ['created_at_text', (s) => s.entry.createdAtText],
+  ['change_kind', (s) => s.entry.changeKind],
+  ['actor_kind', (s) => s.entry.actorKind],
+  ['actor_user_id', (s) => s.entry.actorUserId],
+  ['syslog_event_id', (s) => s.entry.syslogEventId],
+  ['trace_id', (s) => s.entry.traceId],
+  ['raw', (s) => s.raw],
+  ['run_id', (s) => s.runId],
+  ['row_hash', (s) => s.rowHash],
+  ['content_sha256', (s) => s.contentHash],
+]);
+
+/** history_annotation as COPY loads it. */
+const ANNOTATION_COPY = copyShape<HistoryAnnotationTable, AnnotationRow & { readonly tenantId: string }>([
+  ['tenant_id', (a) => a.tenantId],
+  ['entry_id', (a) => a.entryId],
+  ['ordinal', (a) => a.ordinal],
+  ['key', (a) => a.key],
+  ['kind', (a) => a.kind],
+  ['raw_value', (a) => a.rawValue],
+  ['display_value', (a) => a.displayValue],
+  ['display_label', (a) => a.displayLabel],
+  ['display_url', (a) => a.displayUrl],
+]);
+
+/** settings_snapshot as COPY loads it. */
+const SNAPSHOT_COPY = copyShape<SettingsSnapshotTable, SnapshotRow & { readonly tenantId: string }>([
+  ['tenant_id', (x) => x.tenantId],
+  ['entry_id', (x) => x.entryId],
+  ['allowed_client_types', (x) => x.allowedClientTypes],
+  ['allows_all_client_types', (x) => x.allowsAllClientTypes],
+  ['audit_verbosity', (x) => x.auditVerbosity],
+  ['auto_discovery_enabled', (x) => x.autoDiscoveryEnabled],
+  ['default_tool_classification', (x) => x.defaultToolClassification],
+  ['discovery_interval', (x) => x.discoveryInterval], // interval input, as the former ::interval casts
+  ['inactivity_close_after', (x) => x.inactivityCloseAfter],
+  ['inactivity_hide_after', (x) => x.inactivityHideAfter],
+  ['retention_delete_after', (x) => x.retentionDeleteAfter],
+  ['enabled', (x) => x.enabled],
+  ['prefer_code_mode_over_direct_tools', (x) => x.preferCodeModeOverDirectTools],
+  ['require_tool_approval', (x) => x.requireToolApproval],
+  ['surface_requestable_tools', (x) => x.surfaceRequestableTools],
+  ['settings_created_at', (x) => x.settingsCreatedAt],
+  ['settings_updated_at', (x) => x.settingsUpdatedAt],
+  ['extra_fields', (x) => toJsonbText(x.extraFields)],
+]);
+
 /** The columns of settings_snapshot, in the order COPY writes them. */
-export const SNAPSHOT_COLUMNS = [
-  'tenant_id',
-  'entry_id',
-  'allowed_client_types',
-  'allows_all_client_types',
-  'audit_verbosity',
-  'auto_discovery_enabled',
-  'default_tool_classification',
-  'discovery_interval',
-  'inactivity_close_after',
-  'inactivity_hide_after',
-  'retention_delete_after',
-  'enabled',
-  'prefer_code_mode_over_direct_tools',
-  'require_tool_approval',
-  'surface_requestable_tools',
-  'settings_created_at',
-  'settings_updated_at',
-  'extra_fields',
-] as const;
+export const SNAPSHOT_COLUMNS = SNAPSHOT_COPY.columns;
 
 /** The hash chain as rows are encoded: row_hash of the last row so far. */
 interface Chain {
@@ -159,7 +179,7 @@ function batchTenant(entries: readonly NormalisedEntry[]): string {
   return tenantId;
 }
 
-/** history_entry rows in ENTRY_COLUMNS order, chaining row hashes from `chain.hash`. */
+/** history_entry rows (ENTRY_COPY), chaining row hashes from `chain.hash`. */
 function* entryRows(
   tenantId: string,
   runId: number,
@@ -172,68 +192,24 @@ function* entryRows(
     const raw = canonicalJsonbText(entry.raw);
     const hashes = rowAndContentHashOfText(chain.hash, entry, raw.hashText);
     chain.hash = hashes.rowHash;
-    yield [
+    yield ENTRY_COPY.row({
       tenantId,
-      entry.entryId,
-      entry.createdAtKey, // timestamptz input, as the former created_at::timestamptz
-      entry.createdAtText,
-      entry.changeKind,
-      entry.actorKind,
-      entry.actorUserId,
-      entry.syslogEventId,
-      entry.traceId,
-      // The bytes just hashed, unless jsonb's refused escapes made the stored text differ.
-      raw.text === raw.hashText ? new JsonUtf8(hashes.canonicalRawUtf8) : raw.text,
       runId,
-      chain.hash,
-      hashes.contentHash,
-    ];
+      entry,
+      // The bytes just hashed, unless jsonb's refused escapes made the stored text differ.
+      raw: raw.text === raw.hashText ? new JsonUtf8(hashes.canonicalRawUtf8) : raw.text,
+      rowHash: hashes.rowHash,
+      contentHash: hashes.contentHash,
+    });
   }
 }
 
 function* annotationRows(tenantId: string, entries: readonly NormalisedEntry[]): Generator<CopyValue[]> {
-  for (const e of entries) {
-    for (const an of e.annotations) {
-      yield [
-        tenantId,
-        an.entryId,
-        an.ordinal,
-        an.key,
-        an.kind,
-        an.rawValue,
-        an.displayValue,
-        an.displayLabel,
-        an.displayUrl,
-      ];
-    }
-  }
+  for (const e of entries) for (const an of e.annotations) yield ANNOTATION_COPY.row({ ...an, tenantId });
 }
 
 function* snapshotRows(tenantId: string, entries: readonly NormalisedEntry[]): Generator<CopyValue[]> {
-  for (const e of entries) {
-    const x = e.snapshot;
-    if (x === null) continue;
-    yield [
-      tenantId,
-      x.entryId,
-      x.allowedClientTypes,
-      x.allowsAllClientTypes,
-      x.auditVerbosity,
-      x.autoDiscoveryEnabled,
-      x.defaultToolClassification,
-      x.discoveryInterval, // interval input, as the former ::interval casts
-      x.inactivityCloseAfter,
-      x.inactivityHideAfter,
-      x.retentionDeleteAfter,
-      x.enabled,
-      x.preferCodeModeOverDirectTools,
-      x.requireToolApproval,
-      x.surfaceRequestableTools,
-      x.settingsCreatedAt,
-      x.settingsUpdatedAt,
-      toJsonbText(x.extraFields),
-    ];
-  }
+  for (const e of entries) if (e.snapshot !== null) yield SNAPSHOT_COPY.row({ ...e.snapshot, tenantId });
 }
 
 /**
@@ -278,13 +254,13 @@ export function encodeEntries(
 ): EncodedEntries {
   const tenantId = entries.length === 0 ? '' : batchTenant(entries);
   const chain: Chain = { hash: previousHash };
-  const payload = encodeCopyRows(entryRows(tenantId, runId, entries, chain), ENTRY_COLUMNS.length);
+  const payload = encodeCopyRows(entryRows(tenantId, runId, entries, chain), ENTRY_COPY.columns.length);
   return {
     count: payload.rows,
     lastHash: chain.hash,
     entries: payload,
-    annotations: encodeCopyRows(annotationRows(tenantId, entries), ANNOTATION_COLUMNS.length),
-    snapshots: encodeCopyRows(snapshotRows(tenantId, entries), SNAPSHOT_COLUMNS.length),
+    annotations: encodeCopyRows(annotationRows(tenantId, entries), ANNOTATION_COPY.columns.length),
+    snapshots: encodeCopyRows(snapshotRows(tenantId, entries), SNAPSHOT_COPY.columns.length),
   };
 }
 
@@ -320,9 +296,9 @@ export async function writeEncodedEntries(
 ): Promise<number> {
   // One query for the three tables and what goes with them: no round trip between them (copyTables).
   const [inserted] = await copyTables(db, [
-    { table: 'govtrail.history_entry', columns: ENTRY_COLUMNS, rows: encoded.entries },
-    { table: 'govtrail.history_annotation', columns: ANNOTATION_COLUMNS, rows: encoded.annotations },
-    { table: 'govtrail.settings_snapshot', columns: SNAPSHOT_COLUMNS, rows: encoded.snapshots },
+    { table: 'govtrail.history_entry', columns: ENTRY_COPY.columns, rows: encoded.entries },
+    { table: 'govtrail.history_annotation', columns: ANNOTATION_COPY.columns, rows: encoded.annotations },
+    { table: 'govtrail.settings_snapshot', columns: SNAPSHOT_COPY.columns, rows: encoded.snapshots },
     ...after,
   ]);
   return inserted ?? 0;
