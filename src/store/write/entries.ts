@@ -110,7 +110,7 @@ interface EntrySource {
  * history_entry as COPY loads it, in payload order. seq (identity) and loaded_at (default) are
  * left to the table: COPY numbers the rows in payload order, which is the order of `entries`.
  */
-const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
+export const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
   ['tenant_id', (s) => s.tenantId],
   ['entry_id', (s) => s.entry.entryId],
   ['created_at', (s) => s.entry.createdAtKey], // timestamptz input, as the former created_at::timestamptz
@@ -127,7 +127,7 @@ const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
 ]);
 
 /** history_annotation as COPY loads it. */
-const ANNOTATION_COPY = copyShape<HistoryAnnotationTable, AnnotationRow & { readonly tenantId: string }>([
+export const ANNOTATION_COPY = copyShape<HistoryAnnotationTable, AnnotationRow & { readonly tenantId: string }>([
   ['tenant_id', (a) => a.tenantId],
   ['entry_id', (a) => a.entryId],
   ['ordinal', (a) => a.ordinal],
@@ -140,7 +140,7 @@ const ANNOTATION_COPY = copyShape<HistoryAnnotationTable, AnnotationRow & { read
 ]);
 
 /** settings_snapshot as COPY loads it. */
-const SNAPSHOT_COPY = copyShape<SettingsSnapshotTable, SnapshotRow & { readonly tenantId: string }>([
+export const SNAPSHOT_COPY = copyShape<SettingsSnapshotTable, SnapshotRow & { readonly tenantId: string }>([
   ['tenant_id', (x) => x.tenantId],
   ['entry_id', (x) => x.entryId],
   ['allowed_client_types', (x) => x.allowedClientTypes],
