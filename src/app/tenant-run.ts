@@ -14,11 +14,11 @@ import { insertAlerts } from '../store/write/outbox.js';
 import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/write/runs.js';
 import { changesStep } from '../sync/change-step.js';
 import { runReconcile } from '../sync/reconcile.js';
-import { runSync, type SyncProgress, type SyncRunSummary } from '../sync/run.js';
-import type { EngineAttempt } from '../sync/run-types.js';
+import { runSync } from '../sync/run.js';
+import type { EngineAttempt, RunProgress, RunSummary } from '../sync/run-types.js';
 import type { Alerting } from './alerting.js';
 
-export interface SyncTenantOptions {
+export interface TenantRunOptions {
   readonly database: Database;
   readonly config: Config;
   readonly logger: Logger;
@@ -29,7 +29,7 @@ export interface SyncTenantOptions {
   readonly signal?: AbortSignal;
   /** Field changes and alerts; without it only the evidence tables are written. */
   readonly alerting?: Alerting;
-  readonly onProgress?: (p: SyncProgress) => void;
+  readonly onProgress?: (p: RunProgress) => void;
   readonly onRetry?: (info: RetryInfo) => void;
   /** See ChangesStepOptions.walkInMemory (a test seam). */
   readonly walkInMemory?: boolean;
@@ -38,16 +38,16 @@ export interface SyncTenantOptions {
 }
 
 /** One sync of the tenant (docs/design/sync.md), then AIGOV-017 when it failed once too often. */
-export function syncTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
+export function syncTenant(options: TenantRunOptions): Promise<RunSummary> {
   return runTenant('sync', options);
 }
 
 /** One reconcile of the tenant against its whole source history (docs/design/integrity.md). */
-export function reconcileTenant(options: SyncTenantOptions): Promise<SyncRunSummary> {
+export function reconcileTenant(options: TenantRunOptions): Promise<RunSummary> {
   return runTenant('reconcile', options);
 }
 
-async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<SyncRunSummary> {
+async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunSummary> {
   const { tenant, config } = options;
   const client = new TenantApiClient({
     baseUrl: tenant.baseUrl,
@@ -104,9 +104,9 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
 
 /** AIGOV-017: after a failed run, alert when the tenant's streak of failures reaches the threshold. */
 async function raiseSyncFailing(
-  options: SyncTenantOptions,
+  options: TenantRunOptions,
   alerting: Alerting,
-  summary: SyncRunSummary,
+  summary: RunSummary,
 ): Promise<void> {
   const statuses = await recentRunStatuses(options.database.db, summary.tenantId, 50);
   let streak = 0;

@@ -19,7 +19,7 @@ import { createWorkerMetrics, type WorkerMetrics } from '../worker/metrics.js';
 import { type HealthServer, startHealthServer } from '../worker/server.js';
 import { type HealthReport, healthVerdict } from '../worker/status.js';
 import { type Alerting, createAlerting } from './alerting.js';
-import { reconcileTenant, type SyncTenantOptions, syncTenant } from './tenant-run.js';
+import { reconcileTenant, syncTenant, type TenantRunOptions } from './tenant-run.js';
 
 /**
  * THE tenant-list injection point of the worker: given the configured tenants (`GOVTRAIL_CONFIG` /
@@ -150,7 +150,7 @@ function runOptions(
   tenant: TenantConfig,
   signal: AbortSignal,
   engineAttempt: Required<EngineAttempt>,
-): SyncTenantOptions {
+): TenantRunOptions {
   const { database, config, logger, agent, alerting, metrics } = shared;
   return {
     database,

@@ -7,7 +7,7 @@ import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { Database } from '../store/database.js';
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { formatReconcile } from './format-reconcile.js';
 import { formatSummaries } from './format-sync.js';
@@ -32,7 +32,7 @@ export function demoCommand(): Command {
 }
 
 /** One sync or reconcile of the demo tenant, then alert delivery. */
-type DemoRun = (kind?: 'sync' | 'reconcile') => Promise<SyncRunSummary>;
+type DemoRun = (kind?: 'sync' | 'reconcile') => Promise<RunSummary>;
 
 /** The action: sandbox, database and sinks opened, the story run and told, everything closed. */
 async function runDemo(opts: { entries: number; seed: number }): Promise<void> {
@@ -100,7 +100,7 @@ async function demoRunner(
  * "lives on": a scripted tail of notable changes arrives and the next run alerts on it. Exit 1
  * when a run failed.
  */
-async function syncTwice(ctx: CommandContext, sandbox: Sandbox, run: DemoRun): Promise<SyncRunSummary[]> {
+async function syncTwice(ctx: CommandContext, sandbox: Sandbox, run: DemoRun): Promise<RunSummary[]> {
   const first = await run();
   sandbox.appendScenarios();
   const second = first.status === 'succeeded' ? await run() : undefined;
@@ -149,7 +149,7 @@ async function reconcileRewrite(
 async function tellStory(
   ctx: CommandContext,
   database: Database,
-  summaries: readonly SyncRunSummary[],
+  summaries: readonly RunSummary[],
 ): Promise<void> {
   const { writeReport } = await import('../app/report.js');
   const { countAlerts, findCurrentSettings } = await import('../store/read/recent.js');

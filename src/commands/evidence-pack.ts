@@ -1,5 +1,5 @@
 /**
- * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/export/pack/).
+ * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/outputs/pack/).
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';

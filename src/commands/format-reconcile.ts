@@ -1,9 +1,9 @@
 /** The per-tenant table `reconcile` and `demo` print (docs/design/integrity.md). */
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { formatTable } from './table.js';
 
 /** Whether a reconcile shows the source and the store in agreement (expired entries allowed). */
-export function agrees(s: SyncRunSummary): boolean {
+export function agrees(s: RunSummary): boolean {
   const i = s.integrity;
   return (
     s.status === 'succeeded' &&
@@ -16,7 +16,7 @@ export function agrees(s: SyncRunSummary): boolean {
  * The per-tenant table of docs/design/integrity.md: served, matched, new, changed, missing, expired,
  * backdated.
  */
-export function formatReconcile(summaries: readonly SyncRunSummary[]): string {
+export function formatReconcile(summaries: readonly RunSummary[]): string {
   return formatTable(
     [
       'tenant',

@@ -1,9 +1,9 @@
 /** The per-tenant summary table `sync` and `demo` print. */
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { formatTable } from './table.js';
 
 /** One row per tenant run: status, counters, time, and why it stopped or failed. */
-export function formatSummaries(summaries: readonly SyncRunSummary[]): string {
+export function formatSummaries(summaries: readonly RunSummary[]): string {
   return formatTable(
     ['tenant', 'status', 'new', 'fetched', 'pages', 'rejected', 'alerts', 'time', 'note'],
     summaries.map((s) => [

@@ -3,7 +3,7 @@
  * several tenants at once (`fleetProgress`), also a line per finished tenant on a TTY.
  */
 import type { Logger } from '../runtime/logger.js';
-import type { SyncProgress, SyncRunSummary } from '../sync/run.js';
+import type { RunProgress, RunSummary } from '../sync/run-types.js';
 
 export function progressReporter(
   tenant: string,
@@ -14,12 +14,12 @@ export function progressReporter(
   let lastDraw = 0;
   let drawn = false;
   const tty = stream.isTTY === true;
-  const line = (p: SyncProgress) => {
+  const line = (p: RunProgress) => {
     const secs = Math.max(0.001, (Date.now() - started) / 1000);
     return `${tenant}: ${p.pages.toLocaleString('en')} pages, ${p.entries.toLocaleString('en')} entries fetched, ${p.inserted.toLocaleString('en')} new, ${Math.round(p.entries / secs).toLocaleString('en')}/s`;
   };
   return {
-    update(p: SyncProgress) {
+    update(p: RunProgress) {
       const now = Date.now();
       if (tty) {
         if (now - lastDraw < 100) return;
@@ -40,9 +40,9 @@ export function progressReporter(
 
 /** One tenant's part of a fleet's progress. */
 export interface TenantProgress {
-  update(p: SyncProgress): void;
+  update(p: RunProgress): void;
   /** The run ended: on a TTY, one line saying how. */
-  finished(summary: SyncRunSummary): void;
+  finished(summary: RunSummary): void;
 }
 
 /** Progress of a sync over several tenants run at once (`govtrail sync`). */
@@ -104,7 +104,7 @@ export function fleetProgress(
 }
 
 /** How one tenant's run ended, in one line. */
-export function finishedLine(name: string, s: SyncRunSummary): string {
+export function finishedLine(name: string, s: RunSummary): string {
   const time = `${(s.durationMs / 1000).toFixed(1)} s`;
   if (s.status === 'failed')
     return `${name}: failed, ${s.error?.code ?? 'INTERNAL'}: ${s.error?.message ?? ''} (${time})`;

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Alerting } from '../app/alerting.js';
 import type { DiscrepancyRow } from '../store/write/discrepancies.js';
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { agrees, formatReconcile } from './format-reconcile.js';
 import { progressReporter } from './progress.js';
@@ -63,7 +63,7 @@ async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
   const { config } = ctx;
   const tenants = selectTenants(config, opts.tenant);
   const database = await ctx.openDatabase();
-  const summaries: SyncRunSummary[] = [];
+  const summaries: RunSummary[] = [];
   const found: DiscrepancyRow[] = [];
   let delivery = '';
   let alerting: Alerting | undefined;

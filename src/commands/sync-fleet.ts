@@ -5,7 +5,7 @@
  */
 import type { TenantConfig } from '../config/settings.js';
 import { runBounded } from '../core/pool.js';
-import type { SyncProgress, SyncRunSummary } from '../sync/run.js';
+import type { RunProgress, RunSummary } from '../sync/run-types.js';
 import type { FleetProgress } from './progress.js';
 
 export interface SyncFleetOptions {
@@ -13,7 +13,7 @@ export interface SyncFleetOptions {
   /** Runs in flight at once (at least 1). */
   readonly concurrency: number;
   /** One run of one tenant; a failed run is a summary, a throw is a bug or a lost database. */
-  readonly run: (tenant: TenantConfig, onProgress: (p: SyncProgress) => void) => Promise<SyncRunSummary>;
+  readonly run: (tenant: TenantConfig, onProgress: (p: RunProgress) => void) => Promise<RunSummary>;
   readonly progress: FleetProgress;
 }
 
@@ -23,7 +23,7 @@ export interface SyncFleetOptions {
  * rethrown (as a sequential loop would have stopped at it).
  * @throws what the first throwing run threw
  */
-export async function syncFleet(options: SyncFleetOptions): Promise<SyncRunSummary[]> {
+export async function syncFleet(options: SyncFleetOptions): Promise<RunSummary[]> {
   let thrown: { error: unknown } | undefined;
   const results = await runBounded(
     options.tenants,

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { Alerting } from '../app/alerting.js';
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { formatSummaries } from './format-sync.js';
 import { fleetProgress } from './progress.js';
@@ -27,7 +27,7 @@ async function syncTenants(opts: { tenant?: string }): Promise<void> {
   const { config } = ctx;
   const tenants = selectTenants(config, opts.tenant);
   const database = await ctx.openDatabase();
-  const summaries: SyncRunSummary[] = [];
+  const summaries: RunSummary[] = [];
   let delivery = '';
   let alerting: Alerting | undefined;
   try {

@@ -5,7 +5,7 @@
  * runs and is tested against it when no real tenant is configured.
  *
  * It is the client's adversary (docs/design/style.md, the sandbox rule): nothing here comes from
- * src/tenant-api or src/normalise, so a misreading of the API cannot hide on both sides of the wire.
+ * src/source/ or src/core/normalise/, so a misreading of the API cannot hide on both sides of the wire.
  *
  * Choices where the API documentation is silent, made the way the real service (Go behind grpc-gateway)
  * would: entries are protojson with default values left out (emitUnpopulated serves the other

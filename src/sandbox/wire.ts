@@ -1,6 +1,6 @@
 /**
  * The sandbox's own view of the wire format: proto3 JSON as Go's protojson (behind grpc-gateway) writes it.
- * Kept apart from src/tenant-api on purpose (docs/design/style.md, the sandbox rule).
+ * Kept apart from src/source/ on purpose (docs/design/style.md, the sandbox rule).
  *
  * What protojson does, and the sandbox therefore does too:
  * - fields holding their default value (false, "", 0, empty list, enum value 0) are omitted;

@@ -10,13 +10,8 @@ import type { HistoryPage } from '../core/wire.js';
 import { executeRun, pageAndWrite } from './execute-run.js';
 import type { RunOptions, RunProgress, RunSummary } from './run-types.js';
 
-export type { ChangeStep, HistorySource, InsertTracker } from './run-types.js';
-export type SyncRunOptions = RunOptions;
-export type SyncProgress = RunProgress;
-export type SyncRunSummary = RunSummary;
-
 /** Runs one sync for one tenant. Never throws for a failed run: the summary carries the error. */
-export function runSync(options: SyncRunOptions): Promise<SyncRunSummary> {
+export function runSync(options: RunOptions): Promise<RunSummary> {
   return executeRun('sync', options, async (ctx) => {
     const { checkpoint } = ctx;
     const stopAfter = (page: HistoryPage): boolean =>

@@ -4,13 +4,13 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliverySummary } from '../alerts/deliver.js';
-import type { SyncRunSummary } from '../sync/run.js';
+import type { RunSummary } from '../sync/run-types.js';
 import type { EngineStatus, JobEvent } from './engine-setup.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
   /** Counts one finished run (any status) and its figures. */
-  recordRun(summary: SyncRunSummary): void;
+  recordRun(summary: RunSummary): void;
   /** Counts one HTTP retry of a tenant's run (from syncTenant's onRetry, as it happens). */
   recordRetry(tenant: string): void;
   recordDeliveries(summary: DeliverySummary): void;
@@ -260,12 +260,7 @@ function zeroSeries(tenants: readonly string[], sync: SyncMetrics, reconcile: Re
   }
 }
 
-function recordSync(
-  sync: SyncMetrics,
-  reconcile: ReconcileMetrics,
-  s: SyncRunSummary,
-  now: () => number,
-): void {
+function recordSync(sync: SyncMetrics, reconcile: ReconcileMetrics, s: RunSummary, now: () => number): void {
   sync.runs.inc({ tenant: s.tenantId, status: s.status });
   if (s.findings > 0) reconcile.findings.inc({ tenant: s.tenantId }, s.findings);
   if (s.status === 'skipped') return;
@@ -276,7 +271,7 @@ function recordSync(
   }
 }
 
-function recordReconcile(m: ReconcileMetrics, s: SyncRunSummary): void {
+function recordReconcile(m: ReconcileMetrics, s: RunSummary): void {
   const i = s.integrity;
   if (s.status !== 'succeeded' || i === undefined) {
     m.reconciles.inc({ tenant: s.tenantId, outcome: s.status });

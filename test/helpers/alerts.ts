@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import type { AlertContext } from '../../src/core/alert.js';
 import type { EntrySpec, Sandbox, SandboxEntry } from '../../src/sandbox/index.js';
 import type { Session } from '../../src/store/database.js';
-import type { SyncRunSummary } from '../../src/sync/run.js';
+import type { RunSummary } from '../../src/sync/run-types.js';
 import { createHarness, type Harness } from './harness.js';
 
 export const HOUR = 3600;
@@ -126,7 +126,7 @@ export async function fieldChanges(db: Session, entryIds: readonly string[]): Pr
 export interface Scenario {
   readonly h: Harness;
   /** The second (incremental) run. */
-  readonly run: SyncRunSummary;
+  readonly run: RunSummary;
   /** Entries appended after the backfill, in order. */
   readonly entries: SandboxEntry[];
   /** Alerts of the second run. */

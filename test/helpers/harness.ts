@@ -9,7 +9,7 @@ import { type Config, loadConfig, type TenantConfig } from '../../src/config/set
 import type { Logger } from '../../src/runtime/logger.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import type { Database } from '../../src/store/database.js';
-import type { SyncRunSummary } from '../../src/sync/run.js';
+import type { RunSummary } from '../../src/sync/run-types.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A logger whose lines are kept, to assert on (and to scan for secrets). */
@@ -51,7 +51,7 @@ export interface Harness {
     alerts?: boolean;
     onProgress?: (p: { pages: number }) => void;
     walkInMemory?: boolean;
-  }): Promise<SyncRunSummary>;
+  }): Promise<RunSummary>;
   close(): Promise<void>;
 }
 

@@ -78,7 +78,7 @@ function packageOf(specifier: string): string {
 
 /**
  * The violations in a tree of files (`src/…` path → text), one line each:
- * `src/x/y.ts:3 imports '…' — rule`. Empty when the tree keeps every rule.
+ * `src/<layer>/<file>.ts:3 imports '…' — rule`. Empty when the tree keeps every rule.
  */
 export function checkLayers(files: ReadonlyMap<string, string>): string[] {
   const violations: string[] = [];

@@ -14,7 +14,7 @@ import { reconcileTenant } from '../../src/app/tenant-run.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { renderReport } from '../../src/outputs/report/html.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
-import type { SyncRunSummary } from '../../src/sync/run.js';
+import type { RunSummary } from '../../src/sync/run-types.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const PAGE = { pageSize: 10 };
@@ -23,7 +23,7 @@ const HOSTILE_ID = '<b>x</b>';
 let h: Harness;
 let before: string;
 let after: string;
-let run: SyncRunSummary;
+let run: RunSummary;
 let removedId: string;
 
 /** The integrity panel's markup, from its heading to the end of its section. */

@@ -9,7 +9,7 @@ import { syncFleet } from '../../src/commands/sync-fleet.js';
 import type { TenantConfig } from '../../src/config/settings.js';
 import { GovtrailError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/runtime/logger.js';
-import type { SyncRunSummary } from '../../src/sync/run.js';
+import type { RunSummary } from '../../src/sync/run-types.js';
 import { emptyCounters } from '../../src/sync/run-types.js';
 
 const tenants = (n: number): TenantConfig[] =>
@@ -22,7 +22,7 @@ const tenants = (n: number): TenantConfig[] =>
     lookbackMs: 0,
   }));
 
-function summary(tenantId: string, status: SyncRunSummary['status'] = 'succeeded'): SyncRunSummary {
+function summary(tenantId: string, status: RunSummary['status'] = 'succeeded'): RunSummary {
   return {
     kind: 'sync',
     tenantId,

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GovtrailError } from '../../src/core/errors.js';
-import type { SyncRunSummary } from '../../src/sync/run.js';
+import type { RunSummary } from '../../src/sync/run-types.js';
 import { emptyCounters } from '../../src/sync/run-types.js';
 import { decideJobOutcome } from '../../src/worker/job-outcome.js';
 
-function summary(status: SyncRunSummary['status'], extra: Partial<SyncRunSummary> = {}): SyncRunSummary {
+function summary(status: RunSummary['status'], extra: Partial<RunSummary> = {}): RunSummary {
   return {
     kind: 'sync',
     tenantId: 'acme',

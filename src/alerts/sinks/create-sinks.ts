@@ -4,7 +4,8 @@
  * await) so that {@link createSinks} stays synchronous.
  */
 import type { Sink } from '../../core/alert.js';
-import { SINK_REGISTRY, SINK_TYPES, type SinkConfig, type SinkDeps, type SinkType } from './registry.js';
+import { SINK_REGISTRY, SINK_TYPES, type SinkConfig, type SinkType } from './registry.js';
+import type { SinkDeps } from './sink-factory.js';
 
 type AnyFactory = (config: SinkConfig, deps: SinkDeps) => Sink;
 

@@ -38,10 +38,9 @@ export {
   SINK_TYPES,
   type SinkConfig,
   type SinkConfigOf,
-  type SinkDeps,
-  type SinkFactory,
   type SinkType,
 } from './registry.js';
+export type { SinkDeps, SinkFactory } from './sink-factory.js';
 export {
   createSlackSink,
   escapeMrkdwn,

@@ -9,7 +9,7 @@
  *    and the checks that turn keys into settings. It imports no I/O module (undici, nodemailer,
  *    node:net/tls/dgram): config/ reads this catalogue for every command, and must not load a sink
  *    to do so (test/unit/sinks-catalogue.test.ts checks it).
- * 2. `src/alerts/sinks/<type>/sink.ts`: the sink, and `fromConfig`, the {@link SinkFactory} that
+ * 2. `src/alerts/sinks/<type>/sink.ts`: the sink, and `fromConfig`, the SinkFactory (sink-factory.ts) that
  *    builds it from the settings.
  * 3. A line in {@link SINK_REGISTRY}: `<type>: sinkEntry(<type>Settings, () => import('./<type>/sink.js'))`.
  *
@@ -17,35 +17,18 @@
  * secrets, the short form and the error messages come with it (sink-settings.ts). The factory is
  * loaded only where sinks are built (create-sinks.ts), so reading settings loads no sink code.
  */
-import type { Dispatcher } from 'undici';
-import type { Sink } from '../../core/alert.js';
 import type { SinkRoute } from '../../core/routing.js';
-import type { Logger } from '../../runtime/logger.js';
 import { emailSettings } from './email/settings.js';
 import { logSettings } from './log/settings.js';
 import { notifySettings } from './notify/settings.js';
 import { pagerDutySettings } from './pagerduty/settings.js';
 import type { SinkSettingsSpec } from './settings-reader.js';
+import type { SinkFactory } from './sink-factory.js';
 import { slackSettings } from './slack/settings.js';
 import { splunkHecSettings } from './splunk-hec/settings.js';
 import { syslogSettings } from './syslog/settings.js';
 import { teamsSettings } from './teams/settings.js';
 import { webhookSettings } from './webhook/settings.js';
-
-/** What the factories may need besides a sink's own settings. */
-export interface SinkDeps {
-  /** The log sink writes here. */
-  readonly logger: Logger;
-  /** Runs `SELECT pg_notify(channel, payload)`; the database layer supplies it. */
-  readonly notify?: ((channel: string, payload: string) => Promise<void>) | undefined;
-  /** Runbook link template of Config.runbookUrl. */
-  readonly runbookUrl?: string | undefined;
-  /** undici dispatcher of the HTTP sinks (tests, proxies); the global one otherwise. */
-  readonly dispatcher?: Dispatcher | undefined;
-}
-
-/** Builds a sink of a type from its settings `S` and its name. */
-export type SinkFactory<S> = (config: S & { readonly name: string }, deps: SinkDeps) => Sink;
 
 /** One sink type: its settings, and its module, whose `fromConfig` builds the sink. */
 export interface SinkEntry<S> {

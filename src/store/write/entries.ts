@@ -127,7 +127,10 @@ export const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
 ]);
 
 /** history_annotation as COPY loads it. */
-export const ANNOTATION_COPY = copyShape<HistoryAnnotationTable, AnnotationRow & { readonly tenantId: string }>([
+export const ANNOTATION_COPY = copyShape<
+  HistoryAnnotationTable,
+  AnnotationRow & { readonly tenantId: string }
+>([
   ['tenant_id', (a) => a.tenantId],
   ['entry_id', (a) => a.entryId],
   ['ordinal', (a) => a.ordinal],

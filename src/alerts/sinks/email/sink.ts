@@ -29,8 +29,8 @@ import {
 import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 import { clipAlert } from '../ocsf-event.js';
-import type { SinkFactory } from '../registry.js';
 import { DEFAULT_SINK_TIMEOUT_MS } from '../settings-reader.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { EmailSettings } from './settings.js';
 
 export interface EmailSinkOptions {

@@ -2,7 +2,7 @@
 
 import type { Sink } from '../../../core/alert.js';
 import type { Logger } from '../../../runtime/logger.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { LogSettings } from './settings.js';
 
 /**

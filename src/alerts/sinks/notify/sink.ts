@@ -5,7 +5,7 @@
 import type { Sink } from '../../../core/alert.js';
 import { GovtrailError } from '../../../core/errors.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { NotifySettings } from './settings.js';
 
 /** The channel listeners `LISTEN` on. */

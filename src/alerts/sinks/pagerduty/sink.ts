@@ -14,7 +14,7 @@ import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { alertLinks, formatValue, shortEnum, truncate } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
 import { clipList, clipText, clipValue, fitToBudget } from '../payload-budget.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import { PAGERDUTY_EVENTS_URL, type PagerDutySettings } from './settings.js';
 
 export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';

@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { formatValue, shortEnum, truncate } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { SlackSettings } from './settings.js';
 
 export interface SlackSinkOptions {

@@ -25,7 +25,7 @@ import type { OcsfDetectionFinding } from '../../../core/ocsf/types.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 import { isRetryableStatus, postJson } from '../http-post.js';
 import { ocsfAlertEvent } from '../ocsf-event.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { SplunkHecSettings } from './settings.js';
 
 /** Bytes of one HEC envelope: under Splunk's default per-event TRUNCATE of 10,000 bytes. */

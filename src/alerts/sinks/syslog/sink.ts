@@ -33,8 +33,8 @@ import tls from 'node:tls';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 import { ocsfAlertEvent } from '../ocsf-event.js';
-import type { SinkFactory } from '../registry.js';
 import { DEFAULT_SINK_TIMEOUT_MS } from '../settings-reader.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { SyslogSettings } from './settings.js';
 
 /** The private SD-ID of govtrail's structured data (32473: RFC 5612's documentation PEN). */

@@ -13,7 +13,7 @@ import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
 import { clipList, clipText, type Detail, fitToBudget } from '../payload-budget.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { TeamsSettings } from './settings.js';
 
 /** Budget of one message body, in bytes of UTF-8. */

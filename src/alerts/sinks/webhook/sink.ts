@@ -35,7 +35,7 @@ import type { Dispatcher } from 'undici';
 import type { AlertContext, AlertMessage, Severity, Sink } from '../../../core/alert.js';
 import { postJson } from '../http-post.js';
 import { ocsfAlertEvent } from '../ocsf-event.js';
-import type { SinkFactory } from '../registry.js';
+import type { SinkFactory } from '../sink-factory.js';
 import type { WebhookSettings } from './settings.js';
 
 /** Budget of an OCSF body (`format: ocsf`): long values are cut past 1 MiB. */
