@@ -67,8 +67,8 @@ describe('paths cited in comments and docs', () => {
     expect(danglingCitations(ROOT, 'x.ts', ' * the steps of src/sync/steps.ts, as before')).toEqual([
       'x.ts:1 cites src/sync/steps.ts, which does not exist',
     ]);
-    expect(danglingCitations(ROOT, 'x.md', 'see `src/report/`')).toEqual([
-      'x.md:1 cites src/report/, which does not exist',
+    expect(danglingCitations(ROOT, 'README.md', 'see `src/report/`')).toEqual([
+      'README.md:1 cites src/report/, which does not exist',
     ]);
     expect(
       danglingCitations(ROOT, 'x.ts', '// src/sync/execute-run.js, src/<layer>/, src/outputs/pack/'),
