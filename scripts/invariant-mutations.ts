@@ -1,6 +1,8 @@
 /**
  * The deliberate bugs of `npm run mutate:invariants` (scripts/mutate-invariants.ts): each breaks one
- * invariant of docs/design/sync.md or docs/design/integrity.md and names the tests that must catch it. Kept
+ * invariant of the design — cited by its name (S1–S13 of docs/design/sync.md) or by its document and
+ * section (`docs/design/scaling.md "The tenant registry"`), never by a tracker's issue number — and
+ * names the tests that must catch it. Kept
  * apart from the runner so that a unit test can check, on every CI run, that each one still applies to the
  * source.
  *
@@ -153,7 +155,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: '401-not-refreshed',
-    breaks: 'HTTP behaviour: a 401 does not fetch a new token and retry once',
+    breaks: 'docs/design/tenant-api.md "Authentication": a 401 does not fetch a new token and retry once',
     patches: [
       {
         file: 'src/source/client.ts',
@@ -251,7 +253,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'retired-tenant-in-health',
     breaks:
-      'issue 18, tenant registry: a retired tenant stays in exporter_health and the dashboard tenant list',
+      'docs/design/scaling.md "The tenant registry": a retired tenant stays in exporter_health and the dashboard tenant list',
     patches: [
       {
         file: 'sql/0007_tenant_registry.sql',
@@ -269,7 +271,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'inactive-tenant-synced',
-    breaks: 'issue 18, tenant registry: a disabled or retired tenant is still scheduled and synced',
+    breaks:
+      'docs/design/scaling.md "The tenant registry": a disabled or retired tenant is still scheduled and synced',
     patches: [
       {
         file: 'src/store/write/tenant-registry.ts',
@@ -281,7 +284,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'reload-reenables-tenant',
-    breaks: 'issue 18, tenant registry: a configuration reload re-enables a tenant an operator disabled',
+    breaks:
+      'docs/design/scaling.md "The tenant registry": a configuration reload re-enables a tenant an operator disabled',
     patches: [
       {
         file: 'src/store/write/tenant-registry.ts',
@@ -296,7 +300,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'secret-in-registry',
-    breaks: 'issue 18, tenant registry: a client secret is written into govtrail.tenant',
+    breaks: 'docs/design/scaling.md "The tenant registry": a client secret is written into govtrail.tenant',
     patches: [
       {
         file: 'src/store/write/tenant-registry.ts',
@@ -314,7 +318,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'retired-tenant-enabled-without-force',
-    breaks: 'issue 18, tenant registry: govtrail tenants enable brings a retired tenant back without --force',
+    breaks:
+      'docs/design/scaling.md "The tenant registry": govtrail tenants enable brings a retired tenant back without --force',
     patches: [
       {
         file: 'src/store/write/tenant-registry.ts',
@@ -428,7 +433,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'writer-migrates-at-start',
     breaks:
-      'docs/deploy.md: start-up runs DDL although the schema is up to date, so the writer role cannot start',
+      'docs/design/integrity.md "The layers" (the writer role): start-up runs DDL although the schema is up to date, so the writer role cannot start',
     patches: [
       {
         file: 'src/store/migrate.ts',
@@ -543,7 +548,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'secret-scrubbed-raw-only',
     breaks:
-      'issue 20 item 1: only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
+      'docs/design/style.md "Structured, safe logs": only the exact secret is scrubbed, so its form-encoded echo (%2B, %2F, %3D) leaks',
     patches: [
       {
         file: 'src/core/redact.ts',
@@ -556,7 +561,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'secret-cut-before-scrub',
     breaks:
-      'issue 20 item 2: text is cut before it is scrubbed, so a secret straddling the cut leaks its head',
+      'docs/design/style.md "Structured, safe logs": text is cut before it is scrubbed, so a secret straddling the cut leaks its head',
     patches: [
       {
         file: 'src/core/redact.ts',
@@ -570,7 +575,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'sink-url-parts-not-registered',
-    breaks: 'issue 20 item 3: only the whole sink URL is registered, so an echoed path or sig= leaks',
+    breaks:
+      'docs/design/style.md "Structured, safe logs": only the whole sink URL is registered, so an echoed path or sig= leaks',
     patches: [
       {
         file: 'src/core/redact.ts',
@@ -582,8 +588,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'deep-entry-not-rejected',
-    breaks:
-      'S6 tolerance (issue 20 item 5): an entry nested thousands of levels deep overflows the stack and fails every run',
+    breaks: 'S6 tolerance: an entry nested thousands of levels deep overflows the stack and fails every run',
     patches: [
       {
         file: 'src/sync/entry-writer.ts',
@@ -596,7 +601,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'sink-answer-cut-keeps-secret-head',
     breaks:
-      'issue 20 item 2: a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
+      'docs/design/alert-destinations.md "The common rule: accepted is not delivered": a sink answer cut at its byte limit keeps the head of an echoed secret (Splunk 11111111-)',
     patches: [
       {
         file: 'src/alerts/sinks/http-post.ts',
@@ -634,7 +639,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'terminal-table-raw',
-    breaks: 'issue 20 item 8: a table cell prints an ESC sequence or a bidi override from the source raw',
+    breaks:
+      'docs/design/style.md "Structured, safe logs": a table cell prints an ESC sequence or a bidi override from the source raw',
     patches: [
       {
         file: 'src/commands/table.ts',
@@ -646,7 +652,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'syslog-sd-raw-line-feed',
-    breaks: 'issue 20 item 8: a line feed from the source goes raw into syslog structured data',
+    breaks:
+      'docs/design/alert-destinations.md "Syslog (RFC 5424) for SIEMs": a line feed from the source goes raw into syslog structured data',
     patches: [
       {
         file: 'src/alerts/sinks/syslog/sink.ts',
@@ -659,7 +666,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'yaml-error-quotes-file',
     breaks:
-      'issue 20 item 4: a YAML parse error prints the neighbouring lines of the file, a sink password included',
+      'docs/design/style.md "Structured, safe logs": a YAML parse error prints the neighbouring lines of the file, a sink password included',
     patches: [
       {
         file: 'src/config/config-file.ts',
@@ -679,7 +686,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'analyze-every-run',
     breaks:
-      'issue 18: every run that stored something ANALYZEs the store, so onboarding a fleet costs one ANALYZE of everything stored per tenant',
+      'docs/design/scaling.md "Onboarding costs the same however many are stored": every run that stored something ANALYZEs the store, so onboarding a fleet costs one ANALYZE of everything stored per tenant',
     patches: [
       {
         file: 'src/store/statistics.ts',
@@ -692,7 +699,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'analyze-own-changes-uncounted',
     breaks:
-      "issue 18: the run's own uncommitted changes are left out of the ANALYZE decision, so a backfill into an empty store gets no statistics",
+      'docs/design/scaling.md "Onboarding costs the same however many are stored": the run\'s own uncommitted changes are left out of the ANALYZE decision, so a backfill into an empty store gets no statistics',
     patches: [
       {
         file: 'src/store/statistics.ts',
@@ -705,7 +712,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'analyze-tiny-backfill-skipped',
     breaks:
-      'issue 18: a backfill of fewer than 50 entries into never-analyzed tables leaves them without statistics',
+      'docs/design/scaling.md "Onboarding costs the same however many are stored": a backfill of fewer than 50 entries into never-analyzed tables leaves them without statistics',
     patches: [
       {
         file: 'src/store/statistics.ts',
@@ -718,7 +725,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'sync-cli-sequential',
     breaks:
-      'issue 18: `govtrail sync` runs its tenants one after another, not GOVTRAIL_WORKER_CONCURRENCY at once',
+      'docs/design/scaling.md "The job engine" (concurrency): `govtrail sync` runs its tenants one after another, not GOVTRAIL_WORKER_CONCURRENCY at once',
     patches: [
       {
         file: 'src/commands/sync.ts',
@@ -731,14 +738,14 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'sync-sinks-left-open',
     breaks:
-      'issue 20 item 9: `sync` does not close the sinks, so a TCP syslog connection keeps the process alive after its result',
+      'docs/design/product.md "Runtime": `sync` does not close the sinks, so a TCP syslog connection keeps the process alive after its result',
     patches: [{ file: 'src/commands/sync.ts', find: '    await alerting?.close();\n', replace: '' }],
     tests: ['test/integration/security-exit.test.ts'],
   },
   {
     name: 'demo-sandbox-left-open',
     breaks:
-      'issue 20 item 10: `demo` does not close its in-process sandbox when the database cannot be opened, so it never exits',
+      'docs/design/product.md "Runtime": `demo` does not close its in-process sandbox when the database cannot be opened, so it never exits',
     patches: [
       {
         file: 'src/commands/demo.ts',
@@ -751,7 +758,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'port-in-use-stack-trace',
     breaks:
-      'issue 20 item 13: a worker port in use ends with a stack trace and exit 1, not one line and exit 2',
+      'docs/design/style.md "Errors with stable codes": a worker port in use ends with a stack trace and exit 1, not one line and exit 2',
     patches: [
       { file: 'src/worker/server.ts', find: "if (code === 'EADDRINUSE')", replace: 'if (code === 0)' },
     ],
@@ -760,7 +767,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'data-dir-file-unchecked',
     breaks:
-      'issue 20 item 13: GOVTRAIL_DATA_DIR naming a file ends with a stack trace, not one line and exit 2',
+      'docs/design/style.md "Errors with stable codes": GOVTRAIL_DATA_DIR naming a file ends with a stack trace, not one line and exit 2',
     patches: [
       {
         file: 'src/app/context.ts',
@@ -772,7 +779,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'rules-invalid-exit-1',
-    breaks: 'issue 20 item 13: a bad rule file ends with exit 1, not the exit 2 of a configuration error',
+    breaks:
+      'docs/design/style.md "Errors with stable codes": a bad rule file ends with exit 1, not the exit 2 of a configuration error',
     patches: [
       {
         file: 'src/core/errors.ts',
@@ -784,7 +792,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'limit-not-parsed',
-    breaks: 'issue 20 item 13: `alerts list --limit abc` reaches the query (a SQL error) instead of exit 2',
+    breaks:
+      'docs/design/style.md "Errors with stable codes": `alerts list --limit abc` reaches the query (a SQL error) instead of exit 2',
     patches: [
       {
         file: 'src/commands/alerts.ts',
@@ -796,7 +805,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'alerts-list-unknown-tenant',
-    breaks: 'issue 20 item 18: `alerts list --tenant` of a tenant never stored says "no alerts" and exits 0',
+    breaks:
+      'docs/design/product.md "Commands": `alerts list --tenant` of a tenant never stored says "no alerts" and exits 0',
     patches: [
       {
         file: 'src/commands/alerts.ts',
@@ -809,7 +819,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'export-out-directory',
     breaks:
-      'issue 20 item 12: `export evidence --out` naming a directory ends with a stack trace, not exit 2',
+      'docs/design/style.md "Errors with stable codes": `export evidence --out` naming a directory ends with a stack trace, not exit 2',
     patches: [
       {
         file: 'src/commands/options.ts',
@@ -822,7 +832,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'evidence-written-in-place',
     breaks:
-      'issue 20 item 12: `export evidence` writes under its final name, so an interrupted export leaves a half file',
+      'docs/design/product.md "Commands": `export evidence` writes under its final name, so an interrupted export leaves a half file',
     patches: [
       {
         file: 'src/outputs/evidence/evidence.ts',
@@ -846,7 +856,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'owner-removal-intent-not-recorded',
     breaks:
-      'issue 20 item 11: `owners delete` records nothing before the DELETE is sent, so a kill with it in flight leaves no row',
+      'docs/design/product.md "The pipeline" (remediation): `owners delete` records nothing before the DELETE is sent, so a kill with it in flight leaves no row',
     patches: [
       {
         file: 'src/commands/owners.ts',
@@ -859,7 +869,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'unknown-config-key-silent',
     breaks:
-      'issue 20 item 14: an unknown top-level key of the YAML file (`shedule:`) is ignored without a warning',
+      'docs/design/product.md "Configuration": an unknown top-level key of the YAML file (`shedule:`) is ignored without a warning',
     patches: [
       {
         file: 'src/config/warnings.ts',
@@ -871,7 +881,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'file-value-blamed-on-variable',
-    breaks: 'issue 20 item 14: a bad `schedule:` in the YAML file is reported as GOVTRAIL_SCHEDULE',
+    breaks:
+      'docs/design/product.md "Configuration": a bad `schedule:` in the YAML file is reported as GOVTRAIL_SCHEDULE',
     patches: [
       {
         file: 'src/config/settings.ts',
@@ -883,7 +894,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'cron-step-unchecked',
-    breaks: 'issue 20 item 14: `*/70 * * * *` is accepted (and runs hourly)',
+    breaks: 'docs/design/product.md "Configuration": `*/70 * * * *` is accepted (and runs hourly)',
     patches: [
       {
         file: 'src/core/cron.ts',
@@ -896,7 +907,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'absent-client-types-unset',
     breaks:
-      'issue 20 item 15: an absent allowedClientTypes (all client types allowed) is shown as "unset" by settings and the report',
+      'docs/design/alerts.md "Directions and ranks": an absent allowedClientTypes (all client types allowed) is shown as "unset" by settings and the report',
     patches: [
       {
         file: 'src/core/format.ts',
@@ -909,7 +920,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'backfill-findings-hidden',
     breaks:
-      'issue 20 item 16: a backfilled period looks alert-free: the report and the pack README do not list what the rules find in backfilled entries',
+      'docs/design/alerts.md "The default pack" (the digest): a backfilled period looks alert-free: the report and the pack README do not list what the rules find in backfilled entries',
     patches: [
       {
         file: 'src/sync/backfill-findings.ts',
@@ -921,7 +932,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'report-alerts-counts-only',
-    breaks: 'issue 20 item 17: the report shows alerts as counts only, not the list the README promises',
+    breaks:
+      'docs/design/product.md "Commands" (report): the report shows alerts as counts only, not the list the README promises',
     patches: [
       {
         file: 'src/outputs/report/html.ts',
@@ -935,7 +947,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'report-to-newest-entry',
     breaks:
-      'issue 20 item 17: `report` without --to ends a day after the newest entry, not now as documented',
+      'docs/design/product.md "Commands" (report): `report` without --to ends a day after the newest entry, not now as documented',
     patches: [
       {
         file: 'src/outputs/report/data.ts',
@@ -983,7 +995,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'committed-slot-run-again',
     breaks:
-      'product.md scaling out: the retry of a job whose replica committed the run and died before closing the job syncs the tenant a second time in the slot',
+      'docs/design/scaling.md "Principles" (a tenant runs once per slot): the retry of a job whose replica committed the run and died before closing the job syncs the tenant a second time in the slot',
     patches: [
       {
         file: 'src/sync/execute-run.ts',

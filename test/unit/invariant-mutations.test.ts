@@ -29,6 +29,13 @@ describe('the invariant mutation list', () => {
       expect(names).toContain(required);
   });
 
+  it('cites the invariant each one breaks by its design name, not by an issue number', () => {
+    const uncited = MUTATIONS.filter(
+      (m) => !/\bS\d{1,2}\b|docs\/design\/[\w-]+\.md/.test(m.breaks) || /\bissue \d+/i.test(m.breaks),
+    ).map((m) => m.name);
+    expect(uncited).toEqual([]);
+  });
+
   for (const m of MUTATIONS) {
     it(`${m.name} still applies to the source and names test files that exist`, () => {
       expect(patchProblems(ROOT, m)).toEqual([]);
