@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 /**
  * The command layer: parses arguments with commander and hands each command to its module under
  * src/commands/. Exit codes: 0 success, 1 the work failed, 2 a usage or configuration error.
@@ -13,7 +12,7 @@ import { Command, CommanderError, Help } from 'commander';
 import { ExitCode } from './commands/exit.js';
 import { formatCommanderError } from './commands/options.js';
 import { exitCodeFor, GovtrailError } from './core/errors.js';
-import { packagePath } from './runtime/paths.js';
+import { govtrailVersion } from './runtime/paths.js';
 import { terminalText } from './runtime/terminal.js';
 
 /** One command of the CLI, as `govtrail --help` lists it, and how to load it. */
@@ -141,14 +140,6 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
 ];
 
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** The command the arguments name (`govtrail <cmd> …` or `govtrail help <cmd>`), if it is one of COMMANDS. */
 export function namedCommand(args: readonly string[]): CommandEntry | undefined {
   // The root's own options (--help, --version) take no value: the first operand names the command.
@@ -171,7 +162,7 @@ export function buildProgram(loaded: readonly Command[] = []): Command {
         'With nothing configured, `govtrail demo` runs the whole pipeline on a sandbox tenant and an ' +
         'embedded database.',
     )
-    .version(packageVersion())
+    .version(govtrailVersion())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (str, write) => write(formatCommanderError(str)) })
     .configureHelp({

@@ -1,7 +1,6 @@
 /**
  * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/outputs/pack/).
  */
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Config } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
@@ -11,7 +10,7 @@ import type { EvidencePackResult } from '../outputs/pack/pack.js';
 import type { PackProgress } from '../outputs/pack/pack-options.js';
 import { wrap } from '../outputs/pack/readme.js';
 import type { Logger } from '../runtime/logger.js';
-import { packagePath } from '../runtime/paths.js';
+import { govtrailVersion } from '../runtime/paths.js';
 import { timeArg } from './options.js';
 
 /** The setting holding the pack signing key (outputs/pack/signing.ts names it the same). */
@@ -107,7 +106,7 @@ async function writePack(opts: PackOptions): Promise<void> {
         interval,
         signingKey,
         anchor: await packAnchor(config, tenantId),
-        version: packageVersion(),
+        version: govtrailVersion(),
         onProgress: progress.update,
         rulePack: loadRulePack(config.alertRulesPath),
       });
@@ -201,12 +200,4 @@ function packProgress(tenant: string, logger: Logger, stream: NodeJS.WriteStream
       if (tty && drawn) stream.write('\r\x1b[2K');
     },
   };
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }

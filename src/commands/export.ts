@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { GovtrailError } from '../core/errors.js';
 import { OCSF_SCHEMA_VERSION } from '../core/ocsf/constants.js';
 import type { OcsfExportKind } from '../outputs/ocsf/jsonl.js';
-import { packagePath } from '../runtime/paths.js';
+import { govtrailVersion } from '../runtime/paths.js';
 import { evidencePackCommand } from './evidence-pack.js';
 import { checkOutputFile, timeArg } from './options.js';
 
@@ -101,7 +100,7 @@ function ocsfCommand(): Command {
           kind: kind as OcsfExportKind,
           out: opts.out,
           now: new Date(),
-          productVersion: productVersion(),
+          productVersion: govtrailVersion(),
         });
         ctx.out.write(
           `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n` +
@@ -117,13 +116,4 @@ function ocsfCommand(): Command {
         await database.close();
       }
     });
-}
-
-/** govtrail's version for `metadata.product.version`. */
-function productVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }

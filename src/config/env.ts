@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { cronProblem } from '../core/cron.js';
+import { validateCron } from '../core/cron.js';
 import { ConfigError } from '../core/errors.js';
 import { type Env, nonEmpty, parseDurationSetting } from '../core/setting-values.js';
 
@@ -32,12 +32,7 @@ export function secretOrFile(env: Env, name: string, baseDir: string): string | 
 /** A cron expression of 5 or 6 fields, each within its range (steps included). */
 export function cronSetting(env: Env, name: string, fallback: string): string {
   const value = nonEmpty(env[name])?.trim() ?? fallback;
-  const fields = value.split(/\s+/);
-  if (fields.length < 5 || fields.length > 6) {
-    throw new ConfigError(name, `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(value)}`);
-  }
-  const problem = cronProblem(value);
-  if (problem !== undefined) throw new ConfigError(name, `${JSON.stringify(value)}: ${problem}`);
+  validateCron(value, name);
   return value;
 }
 

@@ -32,6 +32,14 @@ export type { SinkConfig } from '../alerts/sinks/registry.js';
 export { parseDurationSetting } from '../core/setting-values.js';
 export type { HttpConfig, TenantConfig } from '../source/client-config.js';
 
+/** What a failed scheduled run is given by default: the job engine's defaults too (worker/engine-setup.ts). */
+export const JOB_DEFAULTS = {
+  /** `GOVTRAIL_JOB_RETRIES`: attempts after the first, inside the slot. */
+  retries: 2,
+  /** `GOVTRAIL_JOB_RETRY_DELAY`: the first retry's delay, doubled for each further one. */
+  retryDelayMs: 30_000,
+} as const;
+
 export interface Config {
   /** Configured tenants; empty when nothing is configured (the demo then uses the sandbox). */
   readonly tenants: readonly TenantConfig[];
@@ -253,8 +261,8 @@ function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),
     spreadMs: durationSetting(env, 'GOVTRAIL_SPREAD', 0),
-    jobRetries: intSetting(env, 'GOVTRAIL_JOB_RETRIES', 2, 0, 10),
-    jobRetryDelayMs: durationSetting(env, 'GOVTRAIL_JOB_RETRY_DELAY', 30_000),
+    jobRetries: intSetting(env, 'GOVTRAIL_JOB_RETRIES', JOB_DEFAULTS.retries, 0, 10),
+    jobRetryDelayMs: durationSetting(env, 'GOVTRAIL_JOB_RETRY_DELAY', JOB_DEFAULTS.retryDelayMs),
     jobHeartbeatMs: Math.max(10_000, durationSetting(env, 'GOVTRAIL_JOB_HEARTBEAT', 30_000)),
     logLevel,
     http: httpSettings(env),

@@ -4,6 +4,7 @@
  * instead of being refused. Such a schedule is a typo to report, not a schedule to run.
  */
 import { CronExpressionParser } from 'cron-parser';
+import { ConfigError } from './errors.js';
 
 /** The fields of a 6-field expression (seconds first); a 5-field one starts at minutes. */
 const FIELDS = [
@@ -14,6 +15,23 @@ const FIELDS = [
   { name: 'month', min: 1, max: 12 },
   { name: 'day-of-week', min: 0, max: 7 },
 ] as const;
+
+/**
+ * Throws {@link ConfigError} naming `setting` unless `expression` is a usable schedule: 5 or 6
+ * fields, each within its range (steps included), and one cron-parser reads. The one check of a
+ * schedule, wherever it comes from (the environment, the YAML file, the job engine's options).
+ */
+export function validateCron(expression: string, setting: string): void {
+  const fields = expression.split(/\s+/);
+  if (fields.length < 5 || fields.length > 6) {
+    throw new ConfigError(
+      setting,
+      `must be a cron expression of 5 or 6 fields, got ${JSON.stringify(expression)}`,
+    );
+  }
+  const problem = cronProblem(expression);
+  if (problem !== undefined) throw new ConfigError(setting, `${JSON.stringify(expression)}: ${problem}`);
+}
 
 /**
  * Why `expression` is not a usable schedule, or undefined when it is. The expression has 5 or 6

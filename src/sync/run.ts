@@ -8,7 +8,7 @@
 import { pageReachesCheckpoint } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import { executeRun, pageAndWrite } from './execute-run.js';
-import type { RunOptions, RunProgress, RunSummary } from './run-types.js';
+import type { RunOptions, RunSummary } from './run-types.js';
 
 /** Runs one sync for one tenant. Never throws for a failed run: the summary carries the error. */
 export function runSync(options: RunOptions): Promise<RunSummary> {

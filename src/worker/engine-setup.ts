@@ -6,7 +6,7 @@
  */
 import { fromPglite, type PGliteLike, PgBoss, type QueueResult } from 'pg-boss';
 import type { DeliverySummary } from '../alerts/deliver.js';
-import type { TenantConfig } from '../config/settings.js';
+import { JOB_DEFAULTS, type TenantConfig } from '../config/settings.js';
 import type { Logger } from '../runtime/logger.js';
 import { countDeadLetters, engineGrants } from '../store/job-queue.js';
 import type { RunKind } from '../store/write/runs.js';
@@ -60,8 +60,8 @@ export interface EngineTuning {
 }
 
 export const DEFAULT_TUNING: EngineTuning = {
-  retryLimit: 2,
-  retryDelaySeconds: 30,
+  retryLimit: JOB_DEFAULTS.retries,
+  retryDelaySeconds: JOB_DEFAULTS.retryDelayMs / 1000,
   heartbeatSeconds: 30,
   superviseIntervalSeconds: 15,
   pollingIntervalSeconds: 2,

@@ -13,6 +13,7 @@
  */
 import type { JobResult, JobWithMetadata } from 'pg-boss';
 import type { TenantConfig } from '../config/settings.js';
+import { validateCron } from '../core/cron.js';
 import type { RunKind } from '../store/write/runs.js';
 import type { RunSummary } from '../sync/run-types.js';
 import {
@@ -38,7 +39,7 @@ import {
   scheduleOf,
   wake,
 } from './planner.js';
-import { slotAtOrBefore, validateSchedule } from './slots.js';
+import { slotAtOrBefore } from './slots.js';
 
 /** The job engine of one replica, as `createEngine` returns it. */
 export interface Engine {
@@ -64,9 +65,9 @@ export interface Engine {
 }
 /** Creates the engine; nothing touches the database before `start`. */
 export function createEngine(options: EngineOptions): Engine {
-  validateSchedule(options.schedule, 'GOVTRAIL_SCHEDULE');
+  validateCron(options.schedule, 'GOVTRAIL_SCHEDULE');
   if (options.reconcileSchedule !== undefined) {
-    validateSchedule(options.reconcileSchedule, 'GOVTRAIL_RECONCILE_SCHEDULE');
+    validateCron(options.reconcileSchedule, 'GOVTRAIL_RECONCILE_SCHEDULE');
   }
   const state = newEngineState(options);
   return {

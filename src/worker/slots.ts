@@ -6,17 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { CronExpressionParser } from 'cron-parser';
-import { ConfigError } from '../core/errors.js';
 import type { RunKind } from '../store/write/runs.js';
-
-/** Throws {@link ConfigError} naming `setting` unless `expression` is a cron expression cron-parser accepts. */
-export function validateSchedule(expression: string, setting: string): void {
-  try {
-    CronExpressionParser.parse(expression, { tz: 'UTC' });
-  } catch (err) {
-    throw new ConfigError(setting, `not a valid cron expression: ${expression} (${(err as Error).message})`);
-  }
-}
 
 /** The latest fire time at or before `at`, or undefined when the expression never fired before it. */
 export function slotAtOrBefore(expression: string, at: Date): Date | undefined {

@@ -4,14 +4,9 @@
  * tenant and inside its window.
  */
 import { describe, expect, it } from 'vitest';
+import { validateCron } from '../../src/core/cron.js';
 import { ConfigError } from '../../src/core/errors.js';
-import {
-  slotAfter,
-  slotAtOrBefore,
-  slotJobId,
-  spreadOffsetMs,
-  validateSchedule,
-} from '../../src/worker/slots.js';
+import { slotAfter, slotAtOrBefore, slotJobId, spreadOffsetMs } from '../../src/worker/slots.js';
 
 describe('schedule slots', () => {
   it('keeps the seconds field of a six-field expression', () => {
@@ -35,11 +30,11 @@ describe('schedule slots', () => {
   });
 
   it('rejects what is not a cron expression, naming the setting', () => {
-    expect(() => validateSchedule('61 * * * *', 'GOVTRAIL_SCHEDULE')).toThrow(ConfigError);
-    expect(() => validateSchedule('every day', 'GOVTRAIL_RECONCILE_SCHEDULE')).toThrow(
+    expect(() => validateCron('61 * * * *', 'GOVTRAIL_SCHEDULE')).toThrow(ConfigError);
+    expect(() => validateCron('every day', 'GOVTRAIL_RECONCILE_SCHEDULE')).toThrow(
       /GOVTRAIL_RECONCILE_SCHEDULE/,
     );
-    expect(() => validateSchedule('*/10 * * * * *', 'GOVTRAIL_SCHEDULE')).not.toThrow();
+    expect(() => validateCron('*/10 * * * * *', 'GOVTRAIL_SCHEDULE')).not.toThrow();
   });
 
   it('derives one job id per tenant, kind and slot, the same on every call', () => {

@@ -23,7 +23,7 @@ export {
 export { isRetryableStatus, type PostResult, postJson } from './http-post.js';
 export { createLogSink } from './log/sink.js';
 export { ALERT_CHANNEL, createNotifySink } from './notify/sink.js';
-export { clipAlert, ocsfAlertEvent, productVersion } from './ocsf-event.js';
+export { clipAlert, ocsfAlertEvent } from './ocsf-event.js';
 export { PAGERDUTY_EVENTS_URL } from './pagerduty/settings.js';
 export {
   createPagerDutySink,

@@ -3,11 +3,10 @@
  * `format: ocsf`) send it: {@link alertToDetectionFinding} of an alert whose long values were cut
  * to fit a size budget, so that the JSON stays whole and valid rather than being cut mid-way.
  */
-import { readFileSync } from 'node:fs';
 import type { AlertMessage } from '../../core/alert.js';
 import { alertToDetectionFinding } from '../../core/ocsf/index.js';
 import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
-import { packagePath } from '../../runtime/paths.js';
+import { govtrailVersion } from '../../runtime/paths.js';
 import {
   clipList,
   clipText,
@@ -17,21 +16,6 @@ import {
   fitToBudget,
   jsonBytes,
 } from './payload-budget.js';
-
-let cachedVersion: string | undefined;
-
-/** govtrail's version (package.json), for `metadata.product.version`; `unknown` when unreadable. */
-export function productVersion(): string {
-  if (cachedVersion === undefined) {
-    try {
-      cachedVersion = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string })
-        .version;
-    } catch {
-      cachedVersion = 'unknown';
-    }
-  }
-  return cachedVersion;
-}
 
 /** The alert with its free text, lists and details cut to one level of detail. */
 export function clipAlert(alert: AlertMessage, detail: Detail): AlertMessage {
@@ -73,7 +57,7 @@ export interface OcsfEventOptions {
  * `o.budgetBytes` (values cut, lists shortened; the last level is used even if it does not fit).
  */
 export function ocsfAlertEvent(alert: AlertMessage, o: OcsfEventOptions): OcsfDetectionFinding {
-  const options = { now: o.now ?? new Date(), productVersion: o.productVersion ?? productVersion() };
+  const options = { now: o.now ?? new Date(), productVersion: o.productVersion ?? govtrailVersion() };
   const fitted = fitToBudget(o.budgetBytes, (detail) =>
     alertToDetectionFinding(Number.isFinite(detail.text) ? clipAlert(alert, detail) : alert, options),
   ).value;

@@ -3,7 +3,7 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
-import { andAfter, andBound } from '../predicates.js';
+import { andBound } from '../predicates.js';
 
 export interface CurrentSettings {
   readonly entryId: string;
