@@ -47,7 +47,7 @@ export default defineConfig({
       // YAML errors (through the config tests), cron, bounded concurrency, display format
       'test/unit/ocsf-*.test.ts',
       'test/unit/redact.test.ts',
-      'test/unit/alerts-routing.test.ts',
+      'test/unit/core-routing.test.ts',
       'test/unit/alerts-payloads.test.ts',
       'test/unit/errors-readme.test.ts',
       'test/unit/config*.test.ts',

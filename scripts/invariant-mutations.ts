@@ -163,7 +163,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'if (first.response.status !== 401 || first.token !== undefined) return first.response;',
       },
     ],
-    tests: [SYNC, 'test/integration/tenant-api-retries.test.ts'],
+    tests: [SYNC, 'test/integration/source-retries.test.ts'],
   },
   {
     name: 'delete-recreate-blind',
@@ -193,7 +193,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'isDiffBase(e.snapshot, e.changeKind)',
       },
     ],
-    tests: ['test/integration/changes-delete-recreate.test.ts'],
+    tests: ['test/integration/sync-changes-delete-recreate.test.ts'],
   },
   {
     name: 'reserved-content-not-compared',
