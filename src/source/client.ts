@@ -11,15 +11,14 @@ import { registerSecret } from '../runtime/logger.js';
 import { parseClientSecret, TokenProvider } from './auth.js';
 import { type HttpConfig, isLoopbackHost } from './client-config.js';
 import {
-  abortedError,
   createHttpAgent,
   type HttpResponse,
   type HttpStats,
   HttpTransport,
   type RequestSpec,
   type RetryInfo,
-  statusError,
 } from './http.js';
+import { abortedError, statusError } from './http-errors.js';
 import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from './owners.js';
 import { type HistoryPageQuery, type ListHistoryOptions, pageHistory, parseHistoryPage } from './pager.js';
 

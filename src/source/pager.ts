@@ -9,7 +9,7 @@ import { GovtrailError } from '../core/errors.js';
 import { parseJsonText } from '../core/json-text.js';
 import type { HistoryPage } from '../core/wire.js';
 import { clampPageSize } from './client-config.js';
-import { quote } from './http.js';
+import { quote } from './http-errors.js';
 
 /** Options of one history listing. */
 export interface ListHistoryOptions {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { registerSecret } from '../../src/runtime/logger.js';
-import { describeErrorBody, networkErrorCode, statusError } from '../../src/source/http.js';
+import { describeErrorBody, networkErrorCode, statusError } from '../../src/source/http-errors.js';
 
 describe('describeErrorBody', () => {
   it('reads a grpc-gateway body with a numeric code', () => {

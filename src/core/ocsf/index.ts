@@ -4,9 +4,9 @@
  * The JSON Lines file writer is in ./jsonl.ts (it does I/O, so it is not exported here).
  */
 export * from './constants.js';
+export { alertToDetectionFinding } from './finding.js';
 export {
   activityOfChangeKind,
-  alertToDetectionFinding,
   entityManagementTypeUid,
   entryToEntityManagement,
   type OcsfActivity,

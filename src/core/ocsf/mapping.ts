@@ -10,26 +10,20 @@
  * value) are passed through as received.
  */
 
-import type { AlertChange, AlertContext, AlertMessage, Severity } from '../alert.js';
+import type { AlertChange, Severity } from '../alert.js';
 import { type FieldChange, wireNameOf } from '../diff.js';
 import { shortEnum } from '../format.js';
 import type { AnnotationRow, EntryRow } from '../normalise/types.js';
 import type { WireSettings } from '../wire.js';
 import {
-  ANALYTIC_RULE,
-  DETECTION_FINDING,
   ENTITY_ACTIVITY,
   ENTITY_MANAGEMENT,
   ENTITY_TYPE_OTHER,
-  FINDING_ACTIVITY,
-  FINDING_STATUS_NEW,
   OBSERVABLE_USER_UID,
-  OCSF_FEATURE_ALERTS,
   OCSF_FEATURE_HISTORY,
   OCSF_PRODUCT_NAME,
   OCSF_SCHEMA_VERSION,
   OCSF_VENDOR_NAME,
-  RESOURCE_ROLE_TARGET,
   SETTINGS_ENTITY_NAME,
   SETTINGS_ENTITY_TYPE,
   SEVERITY_CAPTIONS,
@@ -39,10 +33,8 @@ import {
 } from './constants.js';
 import type {
   OcsfActor,
-  OcsfDetectionFinding,
   OcsfEntityManagement,
   OcsfEntityUnmapped,
-  OcsfEvidence,
   OcsfFieldChange,
   OcsfKeyValue,
   OcsfManagedEntity,
@@ -50,7 +42,6 @@ import type {
   OcsfObservable,
   OcsfOptions,
   OcsfProduct,
-  OcsfRelatedEvent,
 } from './types.js';
 
 /** The entry facts the mapping reads; an {@link EntryRow} fits. */
@@ -246,152 +237,7 @@ export function entryToEntityManagement(input: OcsfEntryInput, options: OcsfOpti
   };
 }
 
-/**
- * Maps one stored alert to an OCSF Detection Finding (2004) event, activity 1 Create.
- *
- * - `finding_info.uid` is the alert's dedupe key (the same for a later Update or Close of the
- *   alert); `metadata.uid` is `<dedupe key>:create`, unique per emitted event and stable across
- *   retries of the same delivery; `finding_info.analytic` names the rule (`type_id` 1 Rule, `uid`
- *   the rule id, `name`, `version`); `finding_info.related_events` links the history entry's
- *   Entity Management event (`uid` = the entry id) when the alert is about one entry — run-level
- *   alerts (backfill digest, sync failing) have none.
- * - `severity_id`: low 2, medium 3, high 4, critical 5; `status_id` 1 New; `is_alert` true;
- *   `time` the alert's creation time in epoch ms.
- * - `evidences[0]` carries the actor and `data` with the changes that made the rule fire (before,
- *   after, direction) and the rule's details (discrepancy, digest counts, …); `resources[0]` is the
- *   tenant's settings object (`role_id` 1 Target); `remediation.desc` the runbook line;
- *   `unmapped` the alert id, tickets, reasons and correlation ids.
- */
-export function alertToDetectionFinding(alert: AlertMessage, options: OcsfOptions): OcsfDetectionFinding {
-  // Stored contexts are jsonb: read them defensively, a part missing is left out of the event.
-  const ctx: Partial<AlertContext> = alert.context ?? {};
-  const created = Date.parse(alert.createdAt);
-  const time = Number.isFinite(created) ? created : options.now.getTime();
-  const severityId = severityIdOf(alert.severity);
-  const changes = (ctx.changes ?? []).map(alertChange);
-  const evidence = findingEvidence(alert, ctx, changes);
-  const related = relatedEntryEvents(alert, ctx);
-  const unmapped = findingUnmapped(alert, ctx, changes);
-  const metadata = findingMetadata(alert, ctx, options);
-  const observables = userObservable('evidences.actor.user.uid', ctx.actor?.userId ?? null);
-  const runbook = ctx.runbook;
-
-  return {
-    class_uid: DETECTION_FINDING.classUid,
-    class_name: DETECTION_FINDING.className,
-    category_uid: DETECTION_FINDING.categoryUid,
-    category_name: DETECTION_FINDING.categoryName,
-    activity_id: FINDING_ACTIVITY.create.id,
-    activity_name: FINDING_ACTIVITY.create.name,
-    type_uid: typeUidOf(DETECTION_FINDING.classUid, FINDING_ACTIVITY.create.id),
-    type_name: typeNameOf(DETECTION_FINDING.className, FINDING_ACTIVITY.create.name),
-    severity_id: severityId,
-    severity: severityId === 99 ? String(alert.severity) : (SEVERITY_CAPTIONS[severityId] as string),
-    time,
-    metadata,
-    message: alert.title,
-    status_id: FINDING_STATUS_NEW.id,
-    status: FINDING_STATUS_NEW.name,
-    is_alert: true,
-    finding_info: {
-      uid: alert.dedupeKey,
-      title: alert.title,
-      desc: alert.summary,
-      analytic: {
-        type_id: ANALYTIC_RULE.id,
-        type: ANALYTIC_RULE.name,
-        uid: alert.ruleId,
-        ...present('name', ctx.ruleName ?? null),
-        version: String(alert.ruleVersion),
-      },
-      created_time: time,
-      ...(related.length > 0 ? { related_events: related } : {}),
-    },
-    evidences: [evidence],
-    resources: [
-      {
-        ...settingsIdentityCore(alert.tenantId),
-        role_id: RESOURCE_ROLE_TARGET.id,
-        role: RESOURCE_ROLE_TARGET.name,
-      },
-    ],
-    ...(typeof runbook === 'string' && runbook !== '' ? { remediation: { desc: runbook } } : {}),
-    ...(observables !== undefined ? { observables } : {}),
-    unmapped,
-  };
-}
-
-/** The finding's evidence: the actor, and the changes and rule details that made the rule fire. */
-function findingEvidence(
-  alert: AlertMessage,
-  ctx: Partial<AlertContext>,
-  changes: readonly OcsfFieldChange[],
-): OcsfEvidence {
-  const actor = actorOf(ctx.actor?.kind ?? null, ctx.actor?.userId ?? null);
-  const details = ctx.details ?? {};
-  const evidenceData: Record<string, unknown> = {
-    ...(alert.entryId !== null ? { entry_id: alert.entryId } : {}),
-    ...present('changed_at', ctx.changedAt ?? null),
-    ...present('change_kind', ctx.changeKind ?? null),
-    changes,
-    ...(Object.keys(details).length > 0 ? { details } : {}),
-  };
-  return { ...(actor !== undefined ? { actor } : {}), data: evidenceData };
-}
-
-/** The history entry's Entity Management event, when the alert is about one entry. */
-function relatedEntryEvents(alert: AlertMessage, ctx: Partial<AlertContext>): OcsfRelatedEvent[] {
-  const related: OcsfRelatedEvent[] = [];
-  if (alert.entryId !== null) {
-    const activity = activityOfChangeKind(ctx.changeKind ?? null);
-    related.push({
-      uid: alert.entryId,
-      type_uid: typeUidOf(ENTITY_MANAGEMENT.classUid, activity.id),
-      type_name: typeNameOf(ENTITY_MANAGEMENT.className, activity.caption),
-    });
-  }
-  return related;
-}
-
-/** What OCSF has no place for: the alert id, tickets, reasons, correlation ids, every change. */
-function findingUnmapped(
-  alert: AlertMessage,
-  ctx: Partial<AlertContext>,
-  changes: readonly OcsfFieldChange[],
-): Record<string, unknown> {
-  const tickets = (ctx.tickets ?? []).map((t) => ({
-    ...present('value', t.value),
-    ...present('url', t.url),
-  }));
-  const allChanges = ctx.allChanges ?? [];
-  return {
-    alert_id: alert.alertId,
-    ...(tickets.length > 0 ? { tickets } : {}),
-    ...(ctx.reasons !== undefined && ctx.reasons.length > 0 ? { reasons: ctx.reasons } : {}),
-    ...present('syslog_event_id', ctx.syslogEventId ?? null),
-    ...present('trace_id', ctx.traceId ?? null),
-    ...(allChanges.length > changes.length ? { all_changes: allChanges.map(alertChange) } : {}),
-  };
-}
-
-function findingMetadata(
-  alert: AlertMessage,
-  ctx: Partial<AlertContext>,
-  options: OcsfOptions,
-): OcsfMetadata {
-  return {
-    version: OCSF_SCHEMA_VERSION,
-    product: product(options, OCSF_FEATURE_ALERTS),
-    uid: `${alert.dedupeKey}:create`,
-    log_name: 'alerts',
-    tenant_uid: alert.tenantId,
-    ...present('correlation_uid', ctx.traceId ?? null),
-    event_code: alert.ruleId,
-    processed_time: options.now.getTime(),
-  };
-}
-
-function product(options: OcsfOptions, feature: string): OcsfProduct {
+export function product(options: OcsfOptions, feature: string): OcsfProduct {
   return {
     name: OCSF_PRODUCT_NAME,
     vendor_name: OCSF_VENDOR_NAME,
@@ -400,17 +246,17 @@ function product(options: OcsfOptions, feature: string): OcsfProduct {
   };
 }
 
-function settingsIdentityCore(tenantId: string): { uid: string; name: string; type: string } {
+export function settingsIdentityCore(tenantId: string): { uid: string; name: string; type: string } {
   return { uid: settingsEntityUid(tenantId), name: SETTINGS_ENTITY_NAME, type: SETTINGS_ENTITY_TYPE };
 }
 
-function settingsIdentity(tenantId: string): OcsfManagedEntity {
+export function settingsIdentity(tenantId: string): OcsfManagedEntity {
   const core = settingsIdentityCore(tenantId);
   return { uid: core.uid, name: core.name, type_id: ENTITY_TYPE_OTHER, type: core.type };
 }
 
 /** `actor`, or undefined when neither the kind nor the user is known (the object needs one). */
-function actorOf(kind: string | null, userId: string | null): OcsfActor | undefined {
+export function actorOf(kind: string | null, userId: string | null): OcsfActor | undefined {
   const hasKind = typeof kind === 'string' && kind !== '';
   const hasUser = typeof userId === 'string' && userId !== '';
   if (!hasKind && !hasUser) return undefined;
@@ -420,12 +266,12 @@ function actorOf(kind: string | null, userId: string | null): OcsfActor | undefi
   };
 }
 
-function userObservable(name: string, userId: string | null): OcsfObservable[] | undefined {
+export function userObservable(name: string, userId: string | null): OcsfObservable[] | undefined {
   if (typeof userId !== 'string' || userId === '') return undefined;
   return [{ name, type_id: OBSERVABLE_USER_UID.id, type: OBSERVABLE_USER_UID.name, value: userId }];
 }
 
-function alertChange(c: AlertChange): OcsfFieldChange {
+export function alertChange(c: AlertChange): OcsfFieldChange {
   return {
     field: c.field,
     name: c.label ?? wireNameOf(c.field),
@@ -436,18 +282,18 @@ function alertChange(c: AlertChange): OcsfFieldChange {
 }
 
 /** The value an annotation shows a human: its display value, else its raw value. */
-function annotationValue(a: OcsfAnnotationFacts): string | undefined {
+export function annotationValue(a: OcsfAnnotationFacts): string | undefined {
   const v = a.displayValue ?? a.rawValue;
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 /** `ANNOTATION_KIND_TICKET` → `ticket`; a kind this version does not know keeps its own words. */
-function tagName(kind: string | null): string {
+export function tagName(kind: string | null): string {
   if (kind === null || kind === '') return 'annotation';
   return shortEnum(kind).toLowerCase();
 }
 
-function annotationRecord(a: OcsfAnnotationFacts): Record<string, string> {
+export function annotationRecord(a: OcsfAnnotationFacts): Record<string, string> {
   return {
     ...present('kind', a.kind),
     ...present('key', a.key),
@@ -458,7 +304,7 @@ function annotationRecord(a: OcsfAnnotationFacts): Record<string, string> {
   };
 }
 
-function entryMessage(
+export function entryMessage(
   entry: OcsfEntryFacts,
   activity: OcsfActivity,
   changes: readonly FieldChange[],
@@ -491,13 +337,13 @@ function entryMessage(
   return `AI governance settings of tenant ${entry.tenantId} ${verb}${who}: ${what}`;
 }
 
-function plainObject(v: unknown): Readonly<Record<string, unknown>> | undefined {
+export function plainObject(v: unknown): Readonly<Record<string, unknown>> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
     ? (v as Record<string, unknown>)
     : undefined;
 }
 
 /** `{[key]: value}` when value is a non-empty string, else nothing: absent is never written as null. */
-function present<K extends string>(key: K, value: string | null | undefined): { [P in K]?: string } {
+export function present<K extends string>(key: K, value: string | null | undefined): { [P in K]?: string } {
   return typeof value === 'string' && value !== '' ? ({ [key]: value } as { [P in K]: string }) : {};
 }

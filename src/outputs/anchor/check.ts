@@ -9,10 +9,10 @@ import type { KeyObject } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GovtrailError } from '../../core/errors.js';
-import type { AnchorHead } from '../../store/verify/verify.js';
+import type { AnchorHead } from '../../store/verify/findings.js';
 import { claimedKeyId, keyThumbprint, verifyDetached } from '../pack/signing.js';
 
-export type { AnchorHead } from '../../store/verify/verify.js';
+export type { AnchorHead } from '../../store/verify/findings.js';
 
 import { ANCHOR_TYPE, type AnchorStatement, anchorDigest, listAnchorFiles } from './anchor.js';
 

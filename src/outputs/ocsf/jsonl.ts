@@ -7,7 +7,8 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
-import { alertToDetectionFinding, entryToEntityManagement } from '../../core/ocsf/mapping.js';
+import { alertToDetectionFinding } from '../../core/ocsf/finding.js';
+import { entryToEntityManagement } from '../../core/ocsf/mapping.js';
 import type { OcsfOptions } from '../../core/ocsf/types.js';
 import type { Session } from '../../store/database.js';
 import { iterateOcsfAlerts, iterateOcsfEntries } from '../../store/read/ocsf.js';
