@@ -13,8 +13,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { ServerContext } from './context.js';
 import { handleControl } from './control.js';
+import { sendGrpcError, sendInjectedStatus } from './error-responses.js';
 import type { FaultDecision, FaultRoute } from './faults.js';
 import { matchOwnerPath, type OwnerPathMatch, type OwnerTuple } from './owners.js';
+import { PageBuilder } from './page-builder.js';
 import { type PageCursor, parseHistoryQuery } from './paging.js';
 import { send, sendBytes } from './respond.js';
 
@@ -29,68 +31,6 @@ const HISTORY_PATH = '/api/v1/settings/ai-governance/history';
 const TOKEN_PATH = '/auth/v1/token';
 const MAX_BODY_BYTES = 1 << 20;
 
-const GRPC_CODE_OF_STATUS: Readonly<Record<number, number>> = {
-  400: 3,
-  401: 16,
-  403: 7,
-  404: 5,
-  405: 12,
-  409: 6,
-  429: 8,
-  500: 13,
-  503: 14,
-  504: 4,
-};
-const OAUTH_ERROR_OF_STATUS: Readonly<Record<number, string>> = {
-  400: 'invalid_request',
-  401: 'invalid_client',
-  403: 'unauthorized_client',
-  429: 'temporarily_unavailable',
-  500: 'server_error',
-  503: 'temporarily_unavailable',
-};
-const STATUS_TEXT: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  408: 'Request Timeout',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-};
-
-/**
- * Assembles a page as UTF-8 bytes, entry by entry. Joining the entries first would build one
- * large rope that a single non-Latin-1 character turns two-byte; flattening and encoding it
- * (once for the length, once for the write) dominated the cost of a page.
- */
-class PageBuilder {
-  private buffer: Buffer;
-  private length = 0;
-
-  constructor(entries: number) {
-    this.buffer = Buffer.allocUnsafe(Math.max(4096, entries * 1536));
-  }
-
-  write(text: string): void {
-    // UTF-8 never takes more than three bytes per UTF-16 code unit.
-    const needed = this.length + text.length * 3;
-    if (needed > this.buffer.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
-      this.buffer.copy(bigger, 0, 0, this.length);
-      this.buffer = bigger;
-    }
-    this.length += this.buffer.write(text, this.length, 'utf8');
-  }
-
-  bytes(): Buffer {
-    return this.buffer.subarray(0, this.length);
-  }
-}
-
 /** A page of the history listing, encoded. */
 interface RenderedPage {
   readonly body: Buffer;
@@ -98,33 +38,6 @@ interface RenderedPage {
   readonly count: number;
   /** Its nextPageToken. */
   readonly next: string;
-}
-
-/** A grpc-gateway error response. */
-function sendGrpcError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-) {
-  const code = GRPC_CODE_OF_STATUS[status] ?? 2;
-  send(res, status, JSON.stringify({ code, message, details: [] }), 'application/json', headers);
-}
-
-function sendOAuthError(
-  res: ServerResponse,
-  status: number,
-  description: string,
-  headers: Record<string, string> = {},
-) {
-  const error = OAUTH_ERROR_OF_STATUS[status] ?? 'server_error';
-  send(res, status, JSON.stringify({ error, error_description: description }), 'application/json', headers);
-}
-
-/** The page an nginx-style load balancer sends for its own errors. */
-function lbPage(status: number): string {
-  const title = `${status} ${STATUS_TEXT[status] ?? 'Error'}`;
-  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n</body>\r\n</html>\r\n`;
 }
 
 /** Reads the whole request body (bounded). */
@@ -374,39 +287,6 @@ async function injectFault(
   }
 }
 
-/**
- * An injected HTTP status: the fault's own body when it has one, else what would really send
- * that status (the load balancer's HTML page, the token endpoint's OAuth error or Go's plain 404,
- * a grpc-gateway error).
- */
-function sendInjectedStatus(
-  res: ServerResponse,
-  status: number,
-  body: string | undefined,
-  route: FaultRoute,
-  headers: Record<string, string>,
-): void {
-  if (body !== undefined) {
-    send(res, status, body, isJsonText(body) ? 'application/json' : 'text/plain; charset=utf-8', headers);
-  } else if (status === 408 || status === 502 || status === 504) {
-    send(res, status, lbPage(status), 'text/html', headers);
-  } else if (route === 'token') {
-    if (status === 404) send(res, 404, '404 page not found\n', 'text/plain; charset=utf-8', headers);
-    else sendOAuthError(res, status, `injected ${status}`, headers);
-  } else {
-    sendGrpcError(res, status, injectedMessage(status), headers);
-  }
-}
-
-function isJsonText(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Serves one page of the listing: admin only; the page comes from the read-ahead when it matches. */
 function listHistory(
   state: ServerState,
@@ -596,23 +476,4 @@ function deleteOwner(ctx: ServerContext, res: ServerResponse, owner: OwnerTuple,
     return;
   }
   send(res, 200, '{}');
-}
-
-function injectedMessage(status: number): string {
-  switch (status) {
-    case 429:
-      return 'rate limit exceeded';
-    case 503:
-      return 'service unavailable: upstream connect error';
-    case 500:
-      return 'internal error';
-    case 401:
-      return 'unauthenticated';
-    case 403:
-      return 'permission denied';
-    case 404:
-      return 'not found';
-    default:
-      return STATUS_TEXT[status] ?? 'error';
-  }
 }
