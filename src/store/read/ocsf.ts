@@ -5,10 +5,11 @@
  * in memory.
  */
 import { sql } from 'kysely';
-import type { AlertContext, AlertMessage, Severity } from '../../core/alert.js';
+import type { AlertContext, AlertMessage } from '../../core/alert.js';
 import type { Direction, FieldChange } from '../../core/diff.js';
 import type { OcsfEntryInput } from '../../core/ocsf/mapping.js';
 import type { WireSettings } from '../../core/wire.js';
+import { alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
 import { andAfter, andBound } from '../predicates.js';
@@ -165,19 +166,7 @@ export async function* iterateOcsfAlerts(
   );
   for await (const rows of pages) {
     for (const r of rows) {
-      yield {
-        alertId: String(r.alert_id),
-        tenantId: r.tenant_id,
-        entryId: r.entry_id,
-        ruleId: r.rule_id,
-        ruleVersion: r.rule_version,
-        severity: r.severity as Severity,
-        title: r.title,
-        summary: r.summary,
-        context: r.context,
-        dedupeKey: r.dedupe_key,
-        createdAt: r.created_at.toISOString(),
-      };
+      yield alertMessageOf(r);
     }
   }
 }

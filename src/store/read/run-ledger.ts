@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
-import { andAfter, } from '../predicates.js';
+import { andAfter } from '../predicates.js';
 import type { PeriodFilter } from './period.js';
 
 export interface LedgerRun {

@@ -2,16 +2,10 @@
  * Repository of the alert outbox: alert and alert_delivery.
  */
 import { sql } from 'kysely';
-import type {
-  AlertContext,
-  AlertDraft,
-  AlertMessage,
-  DeliveryStore,
-  DueDelivery,
-  Severity,
-} from '../../core/alert.js';
+import type { AlertDraft, DeliveryStore, DueDelivery } from '../../core/alert.js';
 import { toJsonbText } from '../../core/normalise/canonical.js';
 import { type RoutedSink, sinksFor } from '../../core/routing.js';
+import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
 
 /**
@@ -59,36 +53,6 @@ export async function insertAlerts(
   return rows.length;
 }
 
-interface AlertRow {
-  alert_id: number;
-  tenant_id: string;
-  entry_id: string | null;
-  rule_id: string;
-  rule_version: number;
-  severity: string;
-  title: string;
-  summary: string;
-  context: AlertContext;
-  dedupe_key: string;
-  created_at: Date;
-}
-
-function toMessage(r: AlertRow): AlertMessage {
-  return {
-    alertId: String(r.alert_id),
-    tenantId: r.tenant_id,
-    entryId: r.entry_id,
-    ruleId: r.rule_id,
-    ruleVersion: r.rule_version,
-    severity: r.severity as Severity,
-    title: r.title,
-    summary: r.summary,
-    context: r.context,
-    dedupeKey: r.dedupe_key,
-    createdAt: r.created_at.toISOString(),
-  };
-}
-
 /** The DeliveryStore of the delivery loop, over alert_delivery. */
 export function deliveryStore(db: Session): DeliveryStore {
   return {
@@ -103,7 +67,7 @@ export function deliveryStore(db: Session): DeliveryStore {
         order by d.next_attempt_at, d.alert_id
         limit ${limit}`.execute(db);
       return rows.map((r) => ({
-        alert: toMessage(r),
+        alert: alertMessageOf(r),
         sink: r.sink,
         attempts: r.attempts,
         firstAttemptAt: r.first_attempt_at,
