@@ -5,11 +5,11 @@
  * in memory.
  */
 import { sql } from 'kysely';
-import type { AlertContext, AlertMessage } from '../../core/alert.js';
+import type { AlertMessage } from '../../core/alert.js';
 import type { Direction, FieldChange } from '../../core/diff.js';
 import type { OcsfEntryInput } from '../../core/ocsf/mapping.js';
 import type { WireSettings } from '../../core/wire.js';
-import { alertMessageOf } from '../alert-row.js';
+import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
 import { andAfter, andBound } from '../predicates.js';
@@ -126,20 +126,7 @@ function entryInput(r: RawEntry): OcsfEntryInput {
   };
 }
 
-interface RawAlert {
-  alert_id: string | number;
-  tenant_id: string;
-  entry_id: string | null;
-  rule_id: string;
-  rule_version: number;
-  severity: string;
-  title: string;
-  summary: string;
-  context: AlertContext;
-  dedupe_key: string;
-  created_at: Date;
-  created_at_key: string;
-}
+type RawAlert = AlertRow & { created_at_key: string };
 
 /** The alerts of a tenant raised (created_at) in [from, to), oldest first by (created_at, alert_id). */
 export async function* iterateOcsfAlerts(
