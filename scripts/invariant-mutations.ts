@@ -1031,6 +1031,58 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
   },
+  {
+    name: 'I-ledger-immutable',
+    breaks:
+      'docs/design/integrity.md, run ledger: a finished sync_run row can be updated (an AUTH_REJECTED run turned into a success)',
+    patches: [
+      {
+        file: 'sql/0015_run_ledger_immutable.sql',
+        find: "  if old.status <> 'running' then\n    raise exception 'govtrail.sync_run is immutable once finished",
+        replace: "  if false then\n    raise exception 'govtrail.sync_run is immutable once finished",
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-ledger-delete-own-attempt-only',
+    breaks:
+      'docs/design/integrity.md, run ledger: a running sync_run row can be deleted by a session that did not open it',
+    patches: [
+      {
+        file: 'sql/0015_run_ledger_immutable.sql',
+        find: '  if old.opened_by_pid is distinct from pg_backend_pid() then',
+        replace: '  if false then',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-registry-status-by-decision-only',
+    breaks:
+      "docs/design/integrity.md, registry: the writer can set a tenant's status directly, overturning an operator decision",
+    patches: [
+      {
+        file: 'sql/0016_tenant_decisions.sql',
+        find: '  if pg_trigger_depth() > 1 then',
+        replace: '  if true then',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-decisions-append-only',
+    breaks: 'docs/design/integrity.md, registry: an operator decision can be rewritten or deleted',
+    patches: [
+      {
+        file: 'sql/0016_tenant_decisions.sql',
+        find: 'on govtrail.tenant_decision\n  for each row execute function govtrail.reject_modification();',
+        replace:
+          'on govtrail.tenant_decision\n  for each row when (false) execute function govtrail.reject_modification();',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -181,6 +181,65 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     });
   });
 
+  it('cannot rewrite a finished run, delete one, or overturn an operator decision', async () => {
+    h = await createHarness({ entries: 10, seed: 7 });
+    expect((await h.sync()).status).toBe('succeeded');
+    const { setTenantStatus } = await import('../../src/store/write/tenant-registry.js');
+    await setTenantStatus(h.database.db, 'acme', 'retired', { by: 'ops@host' });
+    const url = await writerUrl(h.testDb.url as string);
+    await asClient(url, async (c) => {
+      const run = (
+        await c.query<{ run_id: number }>('select min(run_id)::int as run_id from govtrail.sync_run')
+      ).rows[0]?.run_id;
+      const refused: Array<[string, string]> = [];
+      for (const statement of [
+        `update govtrail.sync_run set status = 'succeeded', error_code = null where run_id = ${run}`,
+        `update govtrail.sync_run set status = 'running' where run_id = ${run}`,
+        `update govtrail.sync_run set finished_at = now() where run_id = ${run}`,
+        `delete from govtrail.sync_run where run_id = ${run}`,
+        `update govtrail.tenant set status = 'active', retired_by = null, enabled_by = 'configuration' where tenant_id = 'acme'`,
+        `update govtrail.tenant set status = 'active' where tenant_id = 'acme'`,
+        `insert into govtrail.tenant (tenant_id, status) values ('forged', 'retired')`,
+        `insert into govtrail.tenant_decision (tenant_id, status, decided_by) values ('acme', 'active', 'x')`,
+        `update govtrail.tenant_decision set decided_by = 'someone else'`,
+        'delete from govtrail.tenant_decision',
+      ])
+        refused.push([statement, (await failure(c, statement)) ?? 'accepted']);
+      expect(refused.filter(([, code]) => code !== '42501')).toEqual([]);
+      // A running run the writer did not open cannot be deleted either.
+      await c.query(`insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli')`);
+      expect(await failure(c, `delete from govtrail.sync_run where status = 'running'`)).toBeUndefined();
+      // The operator's record: appended to, never rewritten; who and when are the database's.
+      const { rows } = await c.query(
+        'select status, previous_status, decided_by, database_role from govtrail.tenant_decision order by decision_id',
+      );
+      expect(rows).toEqual([
+        { status: 'retired', previous_status: 'active', decided_by: 'ops@host', database_role: 'postgres' },
+      ]);
+    });
+    // The owner cannot rewrite the record either (the trigger, not only the grants).
+    await asClient(h.testDb.url as string, async (c) => {
+      for (const statement of [
+        `update govtrail.tenant_decision set decided_by = 'someone else'`,
+        'delete from govtrail.tenant_decision',
+        `update govtrail.sync_run set status = 'succeeded' where status = 'failed' or status = 'succeeded'`,
+      ])
+        expect({ statement, code: await failure(c, statement) }).toEqual({ statement, code: '42501' });
+    });
+    // The session that opened a running run may discard it (an engine attempt to be retried); another may not.
+    await asClient(url, async (a) => {
+      const id = (
+        await a.query<{ run_id: number }>(
+          `insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli') returning run_id::int`,
+        )
+      ).rows[0]?.run_id;
+      await asClient(url, async (b) => {
+        expect(await failure(b, `delete from govtrail.sync_run where run_id = ${id}`)).toBe('42501');
+      });
+      expect(await failure(a, `delete from govtrail.sync_run where run_id = ${id}`)).toBeUndefined();
+    });
+  });
+
   it('with GOVTRAIL_REQUIRE_WRITER_ROLE the worker refuses the owner and accepts the writer', async () => {
     h = await createHarness({ entries: 5, seed: 3 });
     const url = await writerUrl(h.testDb.url as string);
