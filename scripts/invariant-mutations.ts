@@ -1083,6 +1083,57 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
   },
+  {
+    name: 'I-writer-role-every-membership',
+    breaks:
+      'docs/design/integrity.md, writer role: GOVTRAIL_REQUIRE_WRITER_ROLE looks only at the role in use, so a writer that is also a member of a superuser role passes',
+    patches: [
+      {
+        file: 'src/store/roles.ts',
+        find: "      where pg_has_role(session_user, r.oid, 'MEMBER')",
+        replace: '      where r.rolname = current_user',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-writer-role-every-command',
+    breaks:
+      'docs/deploy.md: govtrail sync and reconcile (a CronJob) ignore GOVTRAIL_REQUIRE_WRITER_ROLE and run as the owner',
+    patches: [
+      {
+        file: 'src/app/context.ts',
+        find: '          if (config.requireWriterRole) {',
+        replace: '          if (false) {',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-missing-grant-named',
+    breaks:
+      'docs/deploy.md: a login without the writer grants (or NOINHERIT) fails with a stack trace instead of a DATABASE line naming the grant',
+    patches: [
+      {
+        file: 'src/store/migrate.ts',
+        find: '  await requireGrants(session);\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-demo-hint-without-password',
+    breaks: 'README, demo: the psql hint prints the database password',
+    patches: [
+      {
+        file: 'src/commands/demo.ts',
+        find: "    u.password = '';",
+        replace: '',
+      },
+    ],
+    tests: ['test/unit/demo-hint.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

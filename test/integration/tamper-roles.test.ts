@@ -19,6 +19,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
 import { verifyStore } from '../../src/store/verify/verify.js';
 import { installEngine } from '../../src/worker/engine.js';
+import { runCliCaptured } from '../helpers/cli-process.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -249,6 +250,102 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     await expect(requireWriterRole(h.database.db, true)).rejects.toThrow(/GOVTRAIL_REQUIRE_WRITER_ROLE/);
     await expect(requireWriterRole(h.database.db, false)).resolves.toBeUndefined();
     await expect(requireWriterRole(writer.db, true)).resolves.toBeUndefined();
+  });
+
+  it('GOVTRAIL_REQUIRE_WRITER_ROLE looks at every role of the login, and sync and reconcile honour it', async () => {
+    h = await createHarness({ entries: 5, seed: 3 });
+    const ownerUrl = h.testDb.url as string;
+    const url = await writerUrl(ownerUrl);
+    // A writer that is also a member of a superuser role (NOINHERIT or not: it could `set role`),
+    // or of a BYPASSRLS role.
+    const login = 'govtrail_writer_test_elevated';
+    await asClient(ownerUrl, async (c) => {
+      await c.query(`do $$
+        begin
+          if not exists (select from pg_roles where rolname = '${login}') then
+            begin create role ${login} login noinherit; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = 'govtrail_test_super') then
+            begin create role govtrail_test_super nologin superuser; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = 'govtrail_test_bypass') then
+            begin create role govtrail_test_bypass nologin bypassrls; exception when duplicate_object or unique_violation then null; end;
+          end if;
+        end $$`);
+      await c.query(`grant govtrail_writer to ${login}`);
+    });
+    const elevated = new URL(url);
+    elevated.username = login;
+    const check = async (target: string) => {
+      const db = await openDatabase({ url: target });
+      try {
+        return await connectedAsOwner(db.db);
+      } finally {
+        await db.close();
+      }
+    };
+    expect(await check(url)).toBe(false);
+    expect(await check(elevated.toString())).toBe(false);
+    for (const role of ['govtrail_test_super', 'govtrail_test_bypass']) {
+      await asClient(ownerUrl, (c) => c.query(`grant ${role} to ${login}`));
+      try {
+        expect({ role, owner: await check(elevated.toString()) }).toEqual({ role, owner: true });
+      } finally {
+        await asClient(ownerUrl, (c) => c.query(`revoke ${role} from ${login}`));
+      }
+    }
+    // sync and reconcile (a CronJob's commands) refuse the owner before doing anything, exit 2.
+    const env = {
+      DATABASE_URL: ownerUrl,
+      GOVTRAIL_REQUIRE_WRITER_ROLE: 'true',
+      GOVTRAIL_BASE_URL: h.sandbox.baseUrl,
+      GOVTRAIL_CLIENT_ID: h.sandbox.credentials.secret.clientId,
+      GOVTRAIL_CLIENT_SECRET: h.sandbox.credentials.secret.clientSecret,
+    };
+    try {
+      for (const command of ['sync', 'reconcile']) {
+        const owner = await runCliCaptured([command], env);
+        expect({ command, code: owner.code }).toEqual({ command, code: 2 });
+        expect(owner.stderr).toContain('GOVTRAIL_REQUIRE_WRITER_ROLE');
+        const asWriter = await runCliCaptured([command], { ...env, DATABASE_URL: url });
+        expect({ command, code: asWriter.code, err: asWriter.stderr }).toEqual({ command, code: 0, err: '' });
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('a login without the grants (or NOINHERIT) gets one DATABASE line naming the missing grant, exit 1', async () => {
+    h = await createHarness({ entries: 5, seed: 3 });
+    const ownerUrl = h.testDb.url as string;
+    await writerUrl(ownerUrl);
+    const login = 'govtrail_test_nogrants';
+    const noinherit = 'govtrail_test_noinherit';
+    await asClient(ownerUrl, async (c) => {
+      await c.query(`do $$
+        begin
+          if not exists (select from pg_roles where rolname = '${login}') then
+            begin create role ${login} login; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = '${noinherit}') then
+            begin create role ${noinherit} login noinherit; exception when duplicate_object or unique_violation then null; end;
+          end if;
+        end $$`);
+      await c.query(`grant govtrail_writer to ${noinherit}`);
+    });
+    try {
+      for (const name of [login, noinherit]) {
+        const u = new URL(ownerUrl);
+        u.username = name;
+        const r = await runCliCaptured(['tenants', 'list'], { DATABASE_URL: u.toString() });
+        expect({ name, code: r.code }).toEqual({ name, code: 1 });
+        expect(r.stderr).toBe(
+          `govtrail: the login "${name}" has no USAGE on schema govtrail: grant govtrail_writer to "${name}" (docs/deploy.md); a NOINHERIT login does not use the privileges of its roles: make it INHERIT [DATABASE]\n`,
+        );
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('every evidence table is append-only for the owner too, field_change included', async () => {
