@@ -522,11 +522,15 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/core/json-text.ts',
-        find: 'return hasEscapedKey(text) ? parseWithStandIns(text) : JSON.parse(text);',
+        find: 'return hasEscapedKey(text) ? parseEscapedKeys(text) : JSON.parse(text);',
         replace: 'return JSON.parse(text);',
       },
     ],
-    tests: ['test/unit/json-text.test.ts', 'test/property/canonical.test.ts'],
+    tests: [
+      'test/unit/json-text.test.ts',
+      'test/property/canonical.test.ts',
+      'test/property/json-text-differential.test.ts',
+    ],
   },
   {
     name: 'conflicting-ids-agree',
@@ -1133,6 +1137,90 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/unit/demo-hint.test.ts'],
+  },
+  {
+    name: 'I-json-duplicate-key-last-wins',
+    breaks:
+      'S6: a key given twice, once escaped, keeps its first value (JSON says the last): `"requireToolApproval":false,"\\u0072equireToolApproval":true,"requireToolApproval":false` stored as true',
+    patches: [
+      {
+        file: 'src/core/json-text.ts',
+        find: '      if (top.array) (top.container as unknown[]).push(value);\n      else\n',
+        replace:
+          '      if (top.array) (top.container as unknown[]).push(value);\n      else if (!Object.hasOwn(top.container, top.key))\n',
+      },
+    ],
+    tests: ['test/property/json-text-differential.test.ts'],
+  },
+  {
+    name: 'I-anchors-serialised-in-database',
+    breaks:
+      'docs/design/integrity.md, anchors: two processes anchoring a tenant at once read the same chain end and fork the chain of anchors',
+    patches: [
+      {
+        file: 'src/outputs/anchor/anchor.ts',
+        find: '    await sql`select pg_advisory_xact_lock(hashtextextended(${lock}, 0))`.execute(trx);\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-anchors-ordered-by-number',
+    breaks:
+      'docs/design/integrity.md, anchors: anchors are ordered by the time in their names, so a replica whose clock is behind breaks verify on an untouched store',
+    patches: [
+      {
+        file: 'src/outputs/anchor/anchor.ts',
+        find: "    const name = `seq${String(next).padStart(10, '0')}-${stamp}-e",
+        replace: "    const name = `${stamp}-seq${String(next).padStart(10, '0')}-e",
+      },
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '    return seq === undefined ? [0, i] : [1, seq];',
+        replace: '    return [0, i + 0 * (seq ?? 0)];',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-first-anchor-names-none',
+    breaks:
+      'docs/design/integrity.md, anchors: the oldest anchors deleted go unnoticed (the first anchor present is not checked to be number 1 naming no predecessor)',
+    patches: [
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '  if (before === undefined) {\n',
+        replace: '  if (before === undefined) {\n    if (s !== undefined) return undefined;\n',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-verify-says-what-anchors-miss',
+    breaks:
+      'docs/tamper-evidence.md: verify --anchors says "every anchor reproduced" for a tenant without anchors or with entries after its newest anchor, without saying what is not proven',
+    patches: [
+      {
+        file: 'src/commands/verify.ts',
+        find: '  const whole = anchors !== undefined && proofs.every(',
+        replace: '  const whole = anchors !== undefined || proofs.every(',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-anchor-symlink-followed',
+    breaks:
+      'docs/tamper-evidence.md: a tenant anchor directory that is a symbolic link is skipped silently, so an edit inside its anchored range passes',
+    patches: [
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '    else if (d.isSymbolicLink()) {',
+        replace: '    else if (d.isSymbolicLink() && false) {',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
   },
 ];
 

@@ -205,6 +205,17 @@ export interface TenantTable {
   retired_by: string | null;
 }
 
+/** Signed anchors written, for numbering and chaining the next (0017); append-only. */
+export interface AnchorLogTable {
+  directory_id: string;
+  tenant_id: string;
+  sequence: number;
+  file_name: string;
+  sha256: string;
+  entries: number;
+  anchored_at: Timestamp;
+}
+
 /** Operator decisions about a tenant (0016): append-only; inserting one sets the tenant's status. */
 export interface TenantDecisionTable {
   decision_id: Generated<number>;
@@ -233,4 +244,5 @@ export interface DB {
   'govtrail.source_discrepancy': SourceDiscrepancyTable;
   'govtrail.tenant': TenantTable;
   'govtrail.tenant_decision': TenantDecisionTable;
+  'govtrail.anchor_log': AnchorLogTable;
 }

@@ -57,6 +57,21 @@ export interface VerifyResult {
   readonly anchorsVerified: number;
   /** Per tenant, the first broken link of the chain; then child-row and ledger findings. */
   readonly findings: readonly TamperFinding[];
+  /** Per tenant, how far the anchors reach: what verify could prove and what not. */
+  readonly coverage: readonly TenantCoverage[];
+}
+
+/** How much of a tenant's stored chain its anchors cover. */
+export interface TenantCoverage {
+  readonly tenantId: string;
+  /** Entries stored (rows of the chain). */
+  readonly rows: number;
+  /** Trusted anchors checked. */
+  readonly anchors: number;
+  /** Entries the newest anchor states (0 without anchors). */
+  readonly anchoredEntries: number;
+  /** anchored_at of the anchor with the most entries; null without anchors. */
+  readonly newestAnchorAt: string | null;
 }
 
 export interface VerifyOptions {
@@ -115,10 +130,22 @@ export async function verifyStore(db: Session, options: VerifyOptions = {}): Pro
   let rowsVerified = 0;
   let fieldChangesVerified = 0;
   let anchorsVerified = 0;
+  const coverage: TenantCoverage[] = [];
   for (const tenantId of tenants) {
     const heads = options.anchors?.get(tenantId) ?? [];
     const r = await verifyTenant(db, tenantId, pageSize, maxFindings, heads);
     rowsVerified += r.rows;
+    const newest = heads.reduce<AnchorHead | undefined>(
+      (a, b) => (a === undefined || b.entries >= a.entries ? b : a),
+      undefined,
+    );
+    coverage.push({
+      tenantId,
+      rows: r.rows,
+      anchors: heads.length,
+      anchoredEntries: newest?.entries ?? 0,
+      newestAnchorAt: newest?.anchoredAt ?? null,
+    });
     findings.push(...r.findings);
     const changes = await verifyFieldChanges(db, tenantId, options.ranks ?? DEFAULT_RANKS, {
       pageSize,
@@ -135,7 +162,7 @@ export async function verifyStore(db: Session, options: VerifyOptions = {}): Pro
         detail: m.detail,
       });
   }
-  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings };
+  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings, coverage };
 }
 
 /** Where the store stands against one anchor: undefined when it reproduces the anchored head. */
