@@ -1222,6 +1222,32 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/tamper-anchors.test.ts'],
   },
+  {
+    name: 'I-checked-out-session-error-handled',
+    breaks:
+      'docs/design/sync.md: a session terminated while a run holds it (pg_terminate_backend, a server restart) emits an unhandled error event that kills the worker or the CLI',
+    patches: [
+      {
+        file: 'src/store/database.ts',
+        find: "    client.on('error', ignoreClientError);",
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/database-terminated.test.ts'],
+  },
+  {
+    name: 'I-lost-session-run-closed',
+    breaks:
+      'docs/design/sync.md: a run whose session was lost stays `running` in the ledger until the next run of the tenant, instead of being closed as failed (DATABASE) at once',
+    patches: [
+      {
+        file: 'src/sync/execute-run.ts',
+        find: '        return options.database.withSession(close);',
+        replace: '        throw e;',
+      },
+    ],
+    tests: ['test/integration/database-terminated.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -434,6 +434,23 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     await write(new Date(t - 120_000));
     // Two replicas anchoring at the same moment take turns in the database.
     await Promise.all([write(), write()]);
+    // The turn is a lock in the database: while another session holds it, no anchor is written.
+    const dirId = readFileSync(path.join(dir, '.govtrail-anchors'), 'utf8').trim();
+    const holder = new pg.Client({ connectionString: s.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `govtrail anchor ${dirId} acme`,
+    ]);
+    let written = false;
+    const waiting = write().then(() => {
+      written = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(written).toBe(false);
+    await holder.query('commit');
+    await holder.end();
+    await waiting;
     const verified = await cli('verify', '--anchors', dir, '--public-key', s.publicKey);
     expect(verified.out).toContain('chain intact and every anchor reproduced\n');
     expect(verified.code).toBe(0);
@@ -441,7 +458,7 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
       .filter((f) => f.endsWith('.anchor.json'))
       .map((f) => JSON.parse(readFileSync(path.join(dir, 'acme', f), 'utf8')).sequence)
       .sort();
-    expect(statements).toEqual([1, 2, 3, 4]);
+    expect(statements).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('notices that the oldest anchor was deleted', async () => {

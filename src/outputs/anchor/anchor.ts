@@ -199,9 +199,8 @@ export async function writeAnchor(
     const stamp = at.toISOString().replace(/[-:]/g, '');
     const name = `seq${String(next).padStart(10, '0')}-${stamp}-e${String(chain.entries).padStart(12, '0')}${ANCHOR_SUFFIX}`;
     const file = path.join(tdir, name);
-    // The signature first: a statement is never seen without it.
-    await createExclusive(`${file}.jws`, `${jws}\n`);
-    await createExclusive(file, bytes);
+    // The number is claimed in the log first (its key refuses a second claim), then the files are
+    // written; if writing fails, the claim rolls back with the transaction.
     await trx
       .insertInto('govtrail.anchor_log')
       .values({
@@ -214,6 +213,9 @@ export async function writeAnchor(
         anchored_at: at,
       })
       .execute();
+    // The signature first: a statement is never seen without it.
+    await createExclusive(`${file}.jws`, `${jws}\n`);
+    await createExclusive(file, bytes);
     return { file, statement };
   });
 }
