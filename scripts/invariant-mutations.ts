@@ -1248,6 +1248,24 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/database-terminated.test.ts'],
   },
+  {
+    name: 'I-job-heartbeat-honoured',
+    breaks:
+      'docs/design/scaling.md: GOVTRAIL_JOB_HEARTBEAT is ignored when migrate created the queues first: queue and jobs keep 30 s',
+    patches: [
+      {
+        file: 'src/worker/engine-setup.ts',
+        find: '      ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),\n    } as UpdateQueueOptions);',
+        replace: '    } as UpdateQueueOptions);',
+      },
+      {
+        file: 'src/worker/planner.ts',
+        find: '  return state.embedded ? {} : { heartbeatSeconds: state.tuning.heartbeatSeconds };',
+        replace: '  return state.embedded ? {} : {};',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

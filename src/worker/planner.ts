@@ -42,6 +42,14 @@ export async function findTenant(state: EngineState, name: string): Promise<Tena
   return state.roster.get(name) ?? (await refreshTenants(state)).find((t) => t.name === name);
 }
 
+/**
+ * The heartbeat a slot job carries (GOVTRAIL_JOB_HEARTBEAT), whatever the queue was created with:
+ * a queue made by an older `migrate` keeps its own until this replica updates it.
+ */
+function jobHeartbeat(state: EngineState): { heartbeatSeconds?: number } {
+  return state.embedded ? {} : { heartbeatSeconds: state.tuning.heartbeatSeconds };
+}
+
 /** Inserts one job per tenant for a slot (ids derived from kind, tenant and slot); resolves how many were new. */
 export async function planSlot(state: EngineState, kind: RunKind, slot: Date): Promise<number> {
   const { boss, options } = state;
@@ -50,6 +58,7 @@ export async function planSlot(state: EngineState, kind: RunKind, slot: Date): P
     id: slotJobId(kind, t.name, slot),
     data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
     startAfter: new Date(slot.getTime() + spreadOffsetMs(t.name, options.spreadMs)),
+    ...jobHeartbeat(state),
   }));
   let inserted = 0;
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
@@ -122,6 +131,7 @@ export async function catchUpReconcile(state: EngineState): Promise<void> {
     .map((t) => ({
       id: slotJobId('reconcile', t.name, slot),
       data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+      ...jobHeartbeat(state),
     }));
   const ids = await state.boss.insert(QUEUES.reconcile, jobs, { returnId: true });
   state.logger.info(

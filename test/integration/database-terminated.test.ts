@@ -37,6 +37,10 @@ describe.skipIf(!onServer)(`a terminated session (${NEEDS_SERVER})`, () => {
   it('fails its own next query without an unhandled error event, and the pool carries on', async () => {
     t = await createTestDatabase();
     const { database, url } = t;
+    // What would kill the process: an 'error' event nobody listens to, thrown as uncaught.
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
     const failed = await database.withSession(async (s) => {
       await sql`begin`.execute(s);
       const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(s);
@@ -54,6 +58,8 @@ describe.skipIf(!onServer)(`a terminated session (${NEEDS_SERVER})`, () => {
         (err: unknown) => err as Error,
       );
     });
+    process.off('uncaughtException', onUncaught);
+    expect(uncaught).toEqual([]);
     expect(failed).toBeInstanceOf(Error);
     const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
     expect(rows[0]?.one).toBe(1);

@@ -154,6 +154,20 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
         { timeout: 30_000, interval: 250 },
       );
       expect(status).toEqual(['succeeded']);
+      // GOVTRAIL_JOB_HEARTBEAT (10 s here) holds although migrate created the queues with 30 s.
+      const heartbeats = await asClient(ownerUrl, async (c) => ({
+        queue: (
+          await c.query<{ h: number }>(
+            `select heartbeat_seconds as h from govtrail_boss.queue where name = 'govtrail-sync'`,
+          )
+        ).rows.map((r) => r.h),
+        jobs: (
+          await c.query<{ h: number }>(
+            `select distinct heartbeat_seconds as h from govtrail_boss.job where name = 'govtrail-sync'`,
+          )
+        ).rows.map((r) => r.h),
+      }));
+      expect(heartbeats).toEqual({ queue: [10], jobs: [10] });
     } finally {
       await service.stop(0);
     }
