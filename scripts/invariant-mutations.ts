@@ -1266,6 +1266,32 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
   },
+  {
+    name: 'I-health-reflects-engine',
+    breaks:
+      'docs/design/scaling.md, health: /healthz says ok while the job engine is not running or unusable',
+    patches: [
+      {
+        file: 'src/app/worker.ts',
+        find: " && engineHealth.state === 'running' ? 'ok'",
+        replace: " ? 'ok'",
+      },
+    ],
+    tests: ['test/integration/worker-health.test.ts'],
+  },
+  {
+    name: 'I-health-reflects-freshness',
+    breaks:
+      'docs/design/scaling.md, health: /healthz says ok while a tenant has had no successful sync for longer than GOVTRAIL_HEALTH_STALE_AFTER',
+    patches: [
+      {
+        file: 'src/app/worker.ts',
+        find: "healthVerdict(fleet) === 'ok' && stale === 0 &&",
+        replace: "healthVerdict(fleet) === 'ok' &&",
+      },
+    ],
+    tests: ['test/integration/worker-health.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
