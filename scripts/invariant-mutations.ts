@@ -1158,7 +1158,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/integrity.md, anchors: two processes anchoring a tenant at once read the same chain end and fork the chain of anchors',
     patches: [
       {
-        file: 'src/outputs/anchor/anchor.ts',
+        file: 'src/store/write/anchor-log.ts',
         find: '    await sql`select pg_advisory_xact_lock(hashtextextended(${lock}, 0))`.execute(trx);\n',
         replace: '',
       },

@@ -18,10 +18,15 @@
 import { createHash, type KeyObject, randomUUID } from 'node:crypto';
 import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { GovtrailError } from '../../core/errors.js';
 import type { Session } from '../../store/database.js';
 import { type ChainHead, readChainHead } from '../../store/read/chain-head.js';
+import {
+  databaseClock,
+  lastLoggedAnchor,
+  logAnchor,
+  withAnchorChainLock,
+} from '../../store/write/anchor-log.js';
 import { keyThumbprint, signDetached } from '../pack/signing.js';
 
 /** Version tag of the statement format: /2 adds `sequence`. */
@@ -114,14 +119,7 @@ async function chainEnd(
   directoryId: string,
   tenantId: string,
 ): Promise<{ next: number; previous: string | null }> {
-  const logged = await db
-    .selectFrom('govtrail.anchor_log')
-    .select(['sequence', 'sha256'])
-    .where('directory_id', '=', directoryId)
-    .where('tenant_id', '=', tenantId)
-    .orderBy('sequence', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const logged = await lastLoggedAnchor(db, directoryId, tenantId);
   // The directory counts too: anchors of format /1 (numbered by their place), or an anchor whose
   // writer died before its log row committed.
   const files = await listAnchorFiles(dir, tenantId);
@@ -157,11 +155,6 @@ async function directoryId(dir: string): Promise<string> {
   return read();
 }
 
-/** Runs `fn` in a transaction, or in the caller's when `db` already is one. */
-function inTransaction<T>(db: Session, fn: (trx: Session) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
-}
-
 /**
  * Makes, signs and writes the anchor of one tenant's chain into DIR, naming the tenant's previous
  * anchor. Numbered and chained under a per-tenant lock in the database (held to the end of the
@@ -175,15 +168,10 @@ export async function writeAnchor(
   const tdir = tenantAnchorDir(dir, tenantId);
   await mkdir(tdir, { recursive: true });
   const dirId = await directoryId(dir);
-  return inTransaction(db, async (trx) => {
-    const lock = `govtrail anchor ${dirId} ${tenantId}`;
-    await sql`select pg_advisory_xact_lock(hashtextextended(${lock}, 0))`.execute(trx);
+  return withAnchorChainLock(db, dirId, tenantId, async (trx) => {
     const { next, previous } = await chainEnd(trx, dir, dirId, tenantId);
     const chain = await readChainHead(trx, tenantId);
-    const at =
-      options.now ??
-      (await sql<{ now: Date }>`select clock_timestamp() as now`.execute(trx)).rows[0]?.now ??
-      new Date();
+    const at = options.now ?? (await databaseClock(trx));
     const statement: AnchorStatement = {
       type: ANCHOR_TYPE,
       tenant: tenantId,
@@ -201,18 +189,15 @@ export async function writeAnchor(
     const file = path.join(tdir, name);
     // The number is claimed in the log first (its key refuses a second claim), then the files are
     // written; if writing fails, the claim rolls back with the transaction.
-    await trx
-      .insertInto('govtrail.anchor_log')
-      .values({
-        directory_id: dirId,
-        tenant_id: tenantId,
-        sequence: next,
-        file_name: name,
-        sha256: anchorDigest(bytes),
-        entries: chain.entries,
-        anchored_at: at,
-      })
-      .execute();
+    await logAnchor(trx, {
+      directoryId: dirId,
+      tenantId,
+      sequence: next,
+      fileName: name,
+      sha256: anchorDigest(bytes),
+      entries: chain.entries,
+      anchoredAt: at,
+    });
     // The signature first: a statement is never seen without it.
     await createExclusive(`${file}.jws`, `${jws}\n`);
     await createExclusive(file, bytes);
