@@ -47,6 +47,10 @@ begin
     raise exception 'govtrail.tenant_decision: tenant % is not registered', new.tenant_id
       using errcode = 'foreign_key_violation';
   end if;
+  if current_status = new.status then
+    raise exception 'govtrail.tenant_decision: tenant % is % already', new.tenant_id, current_status
+      using errcode = 'check_violation';
+  end if;
   if current_status = 'retired' and new.status <> 'retired' and not new.forced then
     raise exception 'govtrail.tenant_decision: tenant % is retired; bringing it back needs a forced decision', new.tenant_id
       using errcode = 'insufficient_privilege';

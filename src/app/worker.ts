@@ -111,7 +111,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
   let worker: Engine | undefined;
-  const metrics = createMetrics(options, database, logger, tenants, () => worker);
+  const metrics = createMetrics(config, options, database, logger, tenants, () => worker);
   const shared: WorkerShared = {
     options,
     config,
@@ -133,6 +133,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
 
 /** The worker's metrics; the engine's status is read through `engine` once it exists. */
 function createMetrics(
+  config: Config,
   options: WorkerServiceOptions,
   database: Database,
   logger: Logger,
@@ -141,6 +142,7 @@ function createMetrics(
 ): WorkerMetrics {
   return createWorkerMetrics({
     tenants: scheduledNames(tenants),
+    tenantSeries: config.metricsTenants,
     ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
     checkpointTimes: () =>
       readCheckpointTimes(database.db, scheduledNames(tenants)).catch((err: unknown) => {
@@ -360,6 +362,8 @@ function serviceOf(
     async reload(next) {
       tenants.configured = next.tenants;
       await engine.refreshTenants();
+      // New tenants get zero series, tenants no longer scheduled lose theirs.
+      await metrics.setTenants(scheduledNames(tenants));
       logger.info({ tenants: scheduledNames(tenants) }, 'configuration reloaded: tenant list replaced');
     },
     stop(graceMs = config.shutdownGraceMs) {
