@@ -1016,8 +1016,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/app/worker-process.ts',
-        find: 'if (!signalled) void reloadTenants(service, database.db, logger);',
-        replace: 'if (!signalled) void service;',
+        find: '    await reloadTenants(serviceReady, hupDatabase, logger);',
+        replace: '    void reloadTenants;',
       },
     ],
     tests: ['test/e2e/worker-fleet.test.ts'],
@@ -1317,6 +1317,19 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/unit/worker-metrics-cardinality.test.ts'],
+  },
+  {
+    name: 'I-sighup-coalesced',
+    breaks:
+      'docs/design/scaling.md, reload: every SIGHUP starts a reload of its own, so a burst runs them at once (deadlocks, a stale tenant list, memory doubled)',
+    patches: [
+      {
+        file: 'src/app/worker-process.ts',
+        find: '      if (running === undefined) running = loop();',
+        replace: '      running = loop();',
+      },
+    ],
+    tests: ['test/unit/worker-reload.test.ts'],
   },
 ];
 
