@@ -1331,6 +1331,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/unit/worker-reload.test.ts'],
   },
+  {
+    name: 'I-slots-by-database-clock',
+    breaks:
+      'docs/design/scaling.md, clocks: the engine judges slots by the local clock, so a replica 35 s ahead on a 30 s schedule supersedes every job and never syncs',
+    patches: [
+      {
+        file: 'src/store/read/health.ts',
+        find: '  return Number(rows[0]?.ms ?? (before + after) / 2) - (before + after) / 2;',
+        replace: '  return 0 * Number(rows[0]?.ms ?? (before + after) / 2);',
+      },
+    ],
+    tests: ['test/integration/clock-skew.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -11,7 +11,13 @@ import type { Logger } from '../runtime/logger.js';
 import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
 import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
-import { databaseNow, pingDatabase, readCheckpointTimes, readFleetHealth } from '../store/read/health.js';
+import {
+  databaseNow,
+  measureClockSkew,
+  pingDatabase,
+  readCheckpointTimes,
+  readFleetHealth,
+} from '../store/read/health.js';
 import type { EngineAttempt } from '../sync/run-types.js';
 import { createEngine, type Engine } from '../worker/engine.js';
 import type { EngineConnection, EngineTuning } from '../worker/engine-setup.js';
@@ -93,6 +99,33 @@ interface WorkerShared {
   readonly metrics: WorkerMetrics;
   /** When this worker started (stale tenants are judged only after a full window). */
   readonly startedAt: Date;
+  /**
+   * The database's clock minus this process's: the engine judges slots by the database's clock
+   * (Date.now() + skewMs), so a replica whose clock runs ahead or behind still runs its slots.
+   */
+  readonly clock: { skewMs: number; timer?: NodeJS.Timeout };
+}
+
+/** How often the clock skew is measured again. */
+const SKEW_INTERVAL_MS = 60_000;
+
+/** Measures the skew now and every SKEW_INTERVAL_MS; a failed measure keeps the last one. */
+async function trackClockSkew(shared: WorkerShared): Promise<void> {
+  const measure = () =>
+    measureClockSkew(shared.database.db).then(
+      (ms) => {
+        shared.clock.skewMs = ms;
+        if (Math.abs(ms) > 5_000)
+          shared.logger.warn(
+            { skewMs: Math.round(ms) },
+            "this host's clock differs from the database's: slots follow the database",
+          );
+      },
+      (err: unknown) => shared.logger.warn({ err }, 'could not measure the clock skew'),
+    );
+  await measure();
+  shared.clock.timer = setInterval(() => void measure(), SKEW_INTERVAL_MS);
+  shared.clock.timer.unref();
 }
 
 function scheduledNames(tenants: TenantScope): string[] {
@@ -111,7 +144,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
   let worker: Engine | undefined;
-  const metrics = createMetrics(config, options, database, logger, tenants, () => worker);
+  const clock = { skewMs: 0 };
+  const metrics = createMetrics(config, options, database, logger, tenants, () => worker, clock);
   const shared: WorkerShared = {
     options,
     config,
@@ -123,7 +157,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     anchorer,
     metrics,
     startedAt: new Date(),
+    clock,
   };
+  await trackClockSkew(shared);
   worker = createWorkerEngine(shared);
   const engine = worker;
   const health = (): Promise<HealthReport> => checkHealth(shared, engine);
@@ -139,10 +175,12 @@ function createMetrics(
   logger: Logger,
   tenants: TenantScope,
   engine: () => Engine | undefined,
+  clock: { skewMs: number },
 ): WorkerMetrics {
   return createWorkerMetrics({
     tenants: scheduledNames(tenants),
     tenantSeries: config.metricsTenants,
+    clockSkew: () => clock.skewMs / 1000,
     ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
     checkpointTimes: () =>
       readCheckpointTimes(database.db, scheduledNames(tenants)).catch((err: unknown) => {
@@ -219,6 +257,7 @@ function createWorkerEngine(shared: WorkerShared): Engine {
       anchorer.onRun(s);
     },
     onJob: (e) => metrics.recordJob(e),
+    now: () => Date.now() + shared.clock.skewMs,
     tuning: {
       retryLimit: config.jobRetries,
       retryDelaySeconds: Math.max(1, Math.round(config.jobRetryDelayMs / 1000)),
@@ -368,6 +407,7 @@ function serviceOf(
     },
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
+        clearInterval(shared.clock.timer);
         const result = await engine.stop(graceMs);
         await server.close();
         // Sinks that hold connections (a pooled SMTP transport, a syslog socket) close here.

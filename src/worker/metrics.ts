@@ -47,6 +47,8 @@ export interface WorkerMetricsOptions {
    * whatever the fleet's size.
    */
   tenantSeries?: number;
+  /** The database's clock minus this process's, in seconds (read at scrape). */
+  clockSkew?: () => number;
 }
 
 /** The tenant label of every tenant beyond the named ones. */
@@ -105,6 +107,16 @@ export function createWorkerMetrics(options: WorkerMetricsOptions): WorkerMetric
   if (options.engineStatus !== undefined) fleetGauges(registry, options.engineStatus);
   if (options.lastSuccesses !== undefined) freshnessGauge(registry, options.lastSuccesses, now, labels);
   zeroSeries(labels.set(options.tenants).added, sync, reconcile);
+  const skew = options.clockSkew;
+  if (skew !== undefined)
+    new Gauge({
+      name: 'govtrail_clock_skew_seconds',
+      help: "The database's clock minus this replica's (the engine judges slots by the database's clock)",
+      registers: [registry],
+      collect() {
+        this.set(skew());
+      },
+    });
 
   return {
     registry,

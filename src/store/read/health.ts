@@ -19,6 +19,18 @@ export async function databaseNow(db: Session): Promise<Date> {
   return rows[0]?.now ?? new Date();
 }
 
+/**
+ * The database's clock minus this process's, in ms (half the round trip taken off): what the
+ * engine adds to Date.now() so that slots are judged by one clock on every replica.
+ */
+export async function measureClockSkew(db: Session): Promise<number> {
+  const before = Date.now();
+  const { rows } = await sql<{ ms: number }>`
+    select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`.execute(db);
+  const after = Date.now();
+  return Number(rows[0]?.ms ?? (before + after) / 2) - (before + after) / 2;
+}
+
 /** Health of each tenant from its most recent finished syncs (a reconcile's outcome is in /metrics and exporter_health). */
 export async function readTenantHealth(db: Session, tenants: readonly string[]): Promise<TenantHealth[]> {
   return (await readFleetHealth(db, tenants)).map(({ lastSuccessAt: _, ...t }) => t);
