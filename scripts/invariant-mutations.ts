@@ -1344,6 +1344,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: ['test/integration/clock-skew.test.ts'],
   },
+  {
+    name: 'I-missed-slot-planned-on-return',
+    breaks:
+      'docs/design/scaling.md: a slot whose time came while the database was down is never planned (a day of reconcile lost)',
+    patches: [
+      {
+        file: 'src/worker/planner.ts',
+        find: '        if (overtaken) {',
+        replace: '        if (overtaken || true) {',
+      },
+    ],
+    tests: ['test/unit/worker-planner-retry.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */
