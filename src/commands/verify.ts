@@ -26,7 +26,7 @@ export interface TenantProof {
 }
 
 /** Says, for a tenant verified with --anchors, exactly what its anchors prove and what not. */
-export function tenantProof(c: TenantCoverage): TenantProof {
+export function tenantProof(c: TenantCoverage, tampered = false): TenantProof {
   const base = {
     tenant: c.tenantId,
     entries: c.rows,
@@ -34,6 +34,12 @@ export function tenantProof(c: TenantCoverage): TenantProof {
     anchoredEntries: c.anchoredEntries,
   };
   const name = JSON.stringify(c.tenantId);
+  if (tampered)
+    return {
+      ...base,
+      proven: `tenant ${name}: nothing: it does not verify (TAMPERED above)`,
+      notProven: `tenant ${name}: its chain and anchors, which fail as the findings above say`,
+    };
   if (c.anchors === 0)
     return {
       ...base,
@@ -151,7 +157,9 @@ function report(
   anchors: TrustedAnchors | undefined,
   findings: readonly Finding[],
 ): void {
-  const proofs = anchors === undefined ? [] : result.coverage.map(tenantProof);
+  const tampered = new Set(findings.map((f) => f.tenantId));
+  const proofs =
+    anchors === undefined ? [] : result.coverage.map((c) => tenantProof(c, tampered.has(c.tenantId)));
   // Fully proven: every tenant anchored up to its newest entry (the newest anchors' own
   // deletion aside, which no anchor can show).
   const whole = anchors !== undefined && proofs.every((p) => p.anchors > 0 && p.entries <= p.anchoredEntries);

@@ -414,6 +414,9 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     const edited = await verifyWith(s);
     expect(edited.code).toBe(1);
     expect(edited.out).toContain('an entry up to it was edited and the chain recomputed');
+    // Nothing of a tenant that fails is claimed as proven.
+    expect(edited.out).toContain('proven: tenant "acme": nothing: it does not verify (TAMPERED above)');
+    expect(edited.out).not.toContain('reproduce the newest');
   });
 
   it('orders anchors by their number, not their clock: replicas 2 minutes apart, and two at once, keep one chain', async () => {
