@@ -311,6 +311,7 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     // sync and reconcile (a CronJob's commands) refuse the owner before doing anything, exit 2.
     const env = {
       DATABASE_URL: ownerUrl,
+      LOG_LEVEL: 'silent',
       GOVTRAIL_REQUIRE_WRITER_ROLE: 'true',
       GOVTRAIL_BASE_URL: h.sandbox.baseUrl,
       GOVTRAIL_CLIENT_ID: h.sandbox.credentials.secret.clientId,
