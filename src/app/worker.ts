@@ -104,6 +104,8 @@ interface WorkerShared {
    * (Date.now() + skewMs), so a replica whose clock runs ahead or behind still runs its slots.
    */
   readonly clock: { skewMs: number; timer?: NodeJS.Timeout };
+  /** staleAfterMs of the configuration, once computed. */
+  staleMs?: number;
 }
 
 /** How often the clock skew is measured again. */
@@ -320,7 +322,9 @@ async function checkHealth(shared: WorkerShared, engine: Engine): Promise<Health
         );
       }),
     ]);
-    const staleMs = staleAfterMs(config);
+    // Computed once: cron-parser walks a sparse schedule day by day, which costs on every probe.
+    shared.staleMs ??= staleAfterMs(config);
+    const staleMs = shared.staleMs;
     // A tenant is not stale before this worker has been up for the whole window.
     const judged = now.getTime() - shared.startedAt.getTime() >= staleMs;
     const isStale = (t: { lastSuccessAt: Date | null }) =>
