@@ -527,11 +527,15 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/core/json-text.ts',
-        find: 'return hasEscapedKey(text) ? parseWithStandIns(text) : JSON.parse(text);',
+        find: 'return hasEscapedKey(text) ? parseEscapedKeys(text) : JSON.parse(text);',
         replace: 'return JSON.parse(text);',
       },
     ],
-    tests: ['test/unit/json-text.test.ts', 'test/property/canonical.test.ts'],
+    tests: [
+      'test/unit/json-text.test.ts',
+      'test/property/canonical.test.ts',
+      'test/property/json-text-differential.test.ts',
+    ],
   },
   {
     name: 'conflicting-ids-agree',
@@ -1024,8 +1028,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/app/worker-process.ts',
-        find: 'if (!signalled) void reloadTenants(service, database.db, logger);',
-        replace: 'if (!signalled) void service;',
+        find: '    await reloadTenants(serviceReady, hupDatabase, logger);',
+        replace: '    void reloadTenants;',
       },
     ],
     tests: ['test/e2e/worker-fleet.test.ts'],
@@ -1042,6 +1046,328 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-ledger-immutable',
+    breaks:
+      'docs/design/integrity.md, run ledger: a finished sync_run row can be updated (an AUTH_REJECTED run turned into a success)',
+    patches: [
+      {
+        file: 'sql/0015_run_ledger_immutable.sql',
+        find: "  if old.status <> 'running' then\n    raise exception 'govtrail.sync_run is immutable once finished",
+        replace: "  if false then\n    raise exception 'govtrail.sync_run is immutable once finished",
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-ledger-delete-own-attempt-only',
+    breaks:
+      'docs/design/integrity.md, run ledger: a running sync_run row can be deleted by a session that did not open it',
+    patches: [
+      {
+        file: 'sql/0015_run_ledger_immutable.sql',
+        find: '  if old.opened_by_pid is distinct from pg_backend_pid() then',
+        replace: '  if false then',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-registry-status-by-decision-only',
+    breaks:
+      "docs/design/integrity.md, registry: the writer can set a tenant's status directly, overturning an operator decision",
+    patches: [
+      {
+        file: 'sql/0016_tenant_decisions.sql',
+        find: '  if pg_trigger_depth() > 1 then',
+        replace: '  if true then',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-decisions-append-only',
+    breaks: 'docs/design/integrity.md, registry: an operator decision can be rewritten or deleted',
+    patches: [
+      {
+        file: 'sql/0016_tenant_decisions.sql',
+        find: 'on govtrail.tenant_decision\n  for each row execute function govtrail.reject_modification();',
+        replace:
+          'on govtrail.tenant_decision\n  for each row when (false) execute function govtrail.reject_modification();',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-writer-role-every-membership',
+    breaks:
+      'docs/design/integrity.md, writer role: GOVTRAIL_REQUIRE_WRITER_ROLE looks only at the role in use, so a writer that is also a member of a superuser role passes',
+    patches: [
+      {
+        file: 'src/store/roles.ts',
+        find: "      where pg_has_role(session_user, r.oid, 'MEMBER')",
+        replace: '      where r.rolname = current_user',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-writer-role-every-command',
+    breaks:
+      'docs/deploy.md: govtrail sync and reconcile (a CronJob) ignore GOVTRAIL_REQUIRE_WRITER_ROLE and run as the owner',
+    patches: [
+      {
+        file: 'src/app/context.ts',
+        find: '          if (config.requireWriterRole) {',
+        replace: '          if (false) {',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-missing-grant-named',
+    breaks:
+      'docs/deploy.md: a login without the writer grants (or NOINHERIT) fails with a stack trace instead of a DATABASE line naming the grant',
+    patches: [
+      {
+        file: 'src/store/migrate.ts',
+        find: '  await requireGrants(session);\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-demo-hint-without-password',
+    breaks: 'README, demo: the psql hint prints the database password',
+    patches: [
+      {
+        file: 'src/commands/demo.ts',
+        find: "    u.password = '';",
+        replace: '',
+      },
+    ],
+    tests: ['test/unit/demo-hint.test.ts'],
+  },
+  {
+    name: 'I-json-duplicate-key-last-wins',
+    breaks:
+      'S6: a key given twice, once escaped, keeps its first value (JSON says the last): `"requireToolApproval":false,"\\u0072equireToolApproval":true,"requireToolApproval":false` stored as true',
+    patches: [
+      {
+        file: 'src/core/json-text.ts',
+        find: '      if (top.array) (top.container as unknown[]).push(value);\n      else\n',
+        replace:
+          '      if (top.array) (top.container as unknown[]).push(value);\n      else if (!Object.hasOwn(top.container, top.key))\n',
+      },
+    ],
+    tests: ['test/property/json-text-differential.test.ts'],
+  },
+  {
+    name: 'I-anchors-serialised-in-database',
+    breaks:
+      'docs/design/integrity.md, anchors: two processes anchoring a tenant at once read the same chain end and fork the chain of anchors',
+    patches: [
+      {
+        file: 'src/store/write/anchor-log.ts',
+        find: '    await sql`select pg_advisory_xact_lock(hashtextextended(${lock}, 0))`.execute(trx);\n',
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-anchors-ordered-by-number',
+    breaks:
+      'docs/design/integrity.md, anchors: anchors are ordered by the time in their names, so a replica whose clock is behind breaks verify on an untouched store',
+    patches: [
+      {
+        file: 'src/outputs/anchor/anchor.ts',
+        find: "    const name = `seq${String(next).padStart(10, '0')}-${stamp}-e",
+        replace: "    const name = `${stamp}-seq${String(next).padStart(10, '0')}-e",
+      },
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '    return seq === undefined ? [0, i] : [1, seq];',
+        replace: '    return [0, i + 0 * (seq ?? 0)];',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-first-anchor-names-none',
+    breaks:
+      'docs/design/integrity.md, anchors: the oldest anchors deleted go unnoticed (the first anchor present is not checked to be number 1 naming no predecessor)',
+    patches: [
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '  if (before === undefined) {\n',
+        replace: '  if (before === undefined) {\n    if (s !== undefined) return undefined;\n',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-verify-says-what-anchors-miss',
+    breaks:
+      'docs/tamper-evidence.md: verify --anchors says "every anchor reproduced" for a tenant without anchors or with entries after its newest anchor, without saying what is not proven',
+    patches: [
+      {
+        file: 'src/commands/verify.ts',
+        find: '  const whole = anchors !== undefined && proofs.every(',
+        replace: '  const whole = anchors !== undefined || proofs.every(',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-anchor-symlink-followed',
+    breaks:
+      'docs/tamper-evidence.md: a tenant anchor directory that is a symbolic link is skipped silently, so an edit inside its anchored range passes',
+    patches: [
+      {
+        file: 'src/outputs/anchor/check.ts',
+        find: '    else if (d.isSymbolicLink()) {',
+        replace: '    else if (d.isSymbolicLink() && false) {',
+      },
+    ],
+    tests: ['test/integration/tamper-anchors.test.ts'],
+  },
+  {
+    name: 'I-checked-out-session-error-handled',
+    breaks:
+      'docs/design/sync.md: a session terminated while a run holds it (pg_terminate_backend, a server restart) emits an unhandled error event that kills the worker or the CLI',
+    patches: [
+      {
+        file: 'src/store/database.ts',
+        find: "    client.on('error', ignoreClientError);",
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/database-terminated.test.ts'],
+  },
+  {
+    name: 'I-lost-session-run-closed',
+    breaks:
+      'docs/design/sync.md: a run whose session was lost stays `running` in the ledger until the next run of the tenant, instead of being closed as failed (DATABASE) at once',
+    patches: [
+      {
+        file: 'src/sync/execute-run.ts',
+        find: '        return options.database.withSession(close);',
+        replace: '        throw e;',
+      },
+    ],
+    tests: ['test/integration/database-terminated.test.ts'],
+  },
+  {
+    name: 'I-job-heartbeat-honoured',
+    breaks:
+      'docs/design/scaling.md: GOVTRAIL_JOB_HEARTBEAT is ignored when migrate created the queues first: queue and jobs keep 30 s',
+    patches: [
+      {
+        file: 'src/worker/engine-setup.ts',
+        find: '      ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),\n    } as UpdateQueueOptions);',
+        replace: '    } as UpdateQueueOptions);',
+      },
+      {
+        file: 'src/worker/planner.ts',
+        find: '  return state.embedded ? {} : { heartbeatSeconds: state.tuning.heartbeatSeconds };',
+        replace: '  return state.embedded ? {} : {};',
+      },
+    ],
+    tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'I-health-reflects-engine',
+    breaks:
+      'docs/design/scaling.md, health: /healthz says ok while the job engine is not running or unusable',
+    patches: [
+      {
+        file: 'src/app/worker.ts',
+        find: " && engineHealth.state === 'running' ? 'ok'",
+        replace: " ? 'ok'",
+      },
+    ],
+    tests: ['test/integration/worker-health.test.ts'],
+  },
+  {
+    name: 'I-health-reflects-freshness',
+    breaks:
+      'docs/design/scaling.md, health: /healthz says ok while a tenant has had no successful sync for longer than GOVTRAIL_HEALTH_STALE_AFTER',
+    patches: [
+      {
+        file: 'src/app/worker.ts',
+        find: "healthVerdict(fleet) === 'ok' && stale === 0 &&",
+        replace: "healthVerdict(fleet) === 'ok' &&",
+      },
+    ],
+    tests: ['test/integration/worker-health.test.ts'],
+  },
+  {
+    name: 'I-metrics-cardinality-bounded',
+    breaks:
+      'docs/design/scaling.md, metrics: every tenant of the fleet gets series of its own (100 785 series, 6.3 MB at 10 000 tenants)',
+    patches: [
+      {
+        file: 'src/worker/metrics.ts',
+        find: '    return this.named.has(tenant) ? tenant : OTHER_TENANTS;',
+        replace: '    return tenant;',
+      },
+    ],
+    tests: ['test/unit/worker-metrics-cardinality.test.ts'],
+  },
+  {
+    name: 'I-metrics-follow-reload',
+    breaks:
+      'docs/design/scaling.md, metrics: tenants added by a reload get no zero series and removed tenants keep theirs forever',
+    patches: [
+      {
+        file: 'src/worker/metrics.ts',
+        find: '      if (removed.length > 0) await removeTenantSeries(registry, new Set(removed));',
+        replace: '',
+      },
+    ],
+    tests: ['test/unit/worker-metrics-cardinality.test.ts'],
+  },
+  {
+    name: 'I-sighup-coalesced',
+    breaks:
+      'docs/design/scaling.md, reload: every SIGHUP starts a reload of its own, so a burst runs them at once (deadlocks, a stale tenant list, memory doubled)',
+    patches: [
+      {
+        file: 'src/app/worker-process.ts',
+        find: '      if (running === undefined) running = loop();',
+        replace: '      running = loop();',
+      },
+    ],
+    tests: ['test/unit/worker-reload.test.ts'],
+  },
+  {
+    name: 'I-slots-by-database-clock',
+    breaks:
+      'docs/design/scaling.md, clocks: the engine judges slots by the local clock, so a replica 35 s ahead on a 30 s schedule supersedes every job and never syncs',
+    patches: [
+      {
+        file: 'src/store/read/health.ts',
+        find: '  return Number(rows[0]?.ms ?? (before + after) / 2) - (before + after) / 2;',
+        replace: '  return 0 * Number(rows[0]?.ms ?? (before + after) / 2);',
+      },
+    ],
+    tests: ['test/integration/clock-skew.test.ts'],
+  },
+  {
+    name: 'I-missed-slot-planned-on-return',
+    breaks:
+      'docs/design/scaling.md: a slot whose time came while the database was down is never planned (a day of reconcile lost)',
+    patches: [
+      {
+        file: 'src/worker/planner.ts',
+        find: '        if (overtaken) {',
+        replace: '        if (overtaken || true) {',
+      },
+    ],
+    tests: ['test/unit/worker-planner-retry.test.ts'],
   },
 ];
 

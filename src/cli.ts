@@ -199,6 +199,23 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * The message of an error from the PostgreSQL client that reached the top (a SQLSTATE, or a
+ * connection the server ended), undefined for anything else.
+ */
+function databaseFailure(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    const hint =
+      code === '42501' ? ' (the login lacks a grant: grant govtrail_writer to it, docs/deploy.md)' : '';
+    return `database error ${code}: ${err.message}${hint}`;
+  }
+  if (/Connection terminated|not queryable|ECONNREFUSED|ECONNRESET/.test(err.message))
+    return `database connection lost: ${err.message}`;
+  return undefined;
+}
+
 /** The exit code of what a command threw, after saying why on stderr (CommanderError has said it). */
 async function exitCodeOf(err: unknown): Promise<number> {
   if (err instanceof ExitCode) return err.code;
@@ -220,6 +237,12 @@ async function exitCodeOf(err: unknown): Promise<number> {
       `govtrail: ${terminalText(scrubSecrets(err.message))}${err.code === 'CONFIG' || err.code === 'USAGE' ? '' : ` [${err.code}]`}\n`,
     );
     return exitCodeFor(err);
+  }
+  const database = databaseFailure(err);
+  if (database !== undefined) {
+    // The server refused or dropped the connection: one line, as for any DATABASE error.
+    process.stderr.write(`govtrail: ${terminalText(scrubSecrets(database))} [DATABASE]\n`);
+    return 1;
   }
   process.stderr.write(`govtrail: unexpected error: ${scrubSecrets((err as Error)?.stack ?? String(err))}\n`);
   return 1;

@@ -12,7 +12,10 @@ import type { Database } from '../store/database.js';
 export interface CommandContext {
   readonly config: Config;
   readonly logger: Logger;
-  /** Opens the configured database and brings its schema up to date. */
+  /**
+   * Opens the configured database and brings its schema up to date. Unless `migrate` is false
+   * (`govtrail migrate`, which runs as the owner), GOVTRAIL_REQUIRE_WRITER_ROLE is enforced first.
+   */
   openDatabase(options?: { migrate?: boolean }): Promise<Database>;
   /** Standard output, for what the command reports (logs go to stderr). */
   readonly out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -39,6 +42,11 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CommandCont
       const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
       if (options.migrate !== false) {
         try {
+          if (config.requireWriterRole) {
+            // Before anything runs as this login: the worker, sync and reconcile alike (a CronJob too).
+            const { requireWriterRole } = await import('../store/roles.js');
+            await requireWriterRole(database.db, true);
+          }
           await migrate(database, logger);
         } catch (err) {
           await database.close();

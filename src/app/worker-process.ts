@@ -21,7 +21,26 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
       'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
     );
   }
-  const database = await ctx.openDatabase();
+  // SIGHUP is handled from the first moment (Node's default for it is to exit): a HUP during
+  // start-up is kept and served once the service runs; HUPs that come while a reload runs are
+  // folded into one more reload.
+  let serviceReady: WorkerService | undefined;
+  let hupDatabase: Session | undefined;
+  let stopping = false;
+  const reloader = createReloader(async () => {
+    if (serviceReady === undefined || hupDatabase === undefined || stopping) return;
+    await reloadTenants(serviceReady, hupDatabase, logger);
+  });
+  let hupDuringStart = false;
+  const onHup = () => {
+    if (serviceReady === undefined) hupDuringStart = true;
+    else reloader.request();
+  };
+  process.on('SIGHUP', onHup);
+  const database = await ctx.openDatabase().catch((err: unknown) => {
+    process.off('SIGHUP', onHup);
+    throw err;
+  });
   let service: Awaited<ReturnType<typeof startWorkerService>>;
   try {
     await requireWriterRole(database.db, config.requireWriterRole);
@@ -34,9 +53,14 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
       listTenants: (configured) => schedulableTenants(database.db, configured),
     });
   } catch (err) {
+    process.off('SIGHUP', onHup);
     await database.close();
     throw err;
   }
+  serviceReady = service;
+  hupDatabase = database.db;
+  // A HUP that came during start-up.
+  if (hupDuringStart) reloader.request();
   logger.info(
     {
       tenants: config.tenants.map((t) => t.name),
@@ -57,6 +81,7 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
         process.exit(130);
       }
       signalled = true;
+      stopping = true;
       logger.info(
         { signal, graceMs: config.shutdownGraceMs },
         'shutting down: no new runs; a second signal exits at once',
@@ -71,16 +96,47 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    process.on('SIGHUP', () => {
-      if (!signalled) void reloadTenants(service, database.db, logger);
-    });
     service.engine.start({ initialRun: opts.initialRun }).catch((err: unknown) => {
       logger.error({ err }, 'the job engine did not start');
       process.exitCode = 1;
       onSignal('SIGTERM');
     });
   });
+  process.off('SIGHUP', onHup);
+  await reloader.idle();
   await new Promise<void>((resolve) => logger.flush(() => resolve()));
+}
+
+/** Reloads requested by signals: never two at once, and any number of requests during one make one more. */
+export interface Reloader {
+  request(): void;
+  /** Resolves when no reload runs. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Coalesces reload requests: 20 quick SIGHUPs make at most two reloads (the one running and one
+ * after it), one after the other, so the registry is never written by two reloads at once.
+ */
+export function createReloader(reload: () => Promise<void>): Reloader {
+  let requested = false;
+  let running: Promise<void> | undefined;
+  const loop = async () => {
+    while (requested) {
+      requested = false;
+      await reload().catch(() => {});
+    }
+    running = undefined;
+  };
+  return {
+    request() {
+      requested = true;
+      if (running === undefined) running = loop();
+    },
+    idle: async () => {
+      await running;
+    },
+  };
 }
 
 /** SIGHUP: the configuration is read again and its tenants replace the scheduled ones. */
@@ -94,9 +150,20 @@ async function reloadTenants(service: WorkerService, db: Session, logger: Logger
   }
   for (const t of config.tenants) registerSecret(t.clientSecret);
   for (const secret of sinkSecrets(config)) registerSecret(secret);
-  await loadRegistry(db, config, logger)
-    .then(() => service.reload(config))
-    .catch((err: unknown) => logger.error({ err }, 'SIGHUP: could not reload the tenant list'));
+  // Idempotent, so a reload that lost a deadlock or a serialisation conflict to another replica's
+  // reload is simply run again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await loadRegistry(db, config, logger);
+      await service.reload(config);
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if ((code === '40P01' || code === '40001') && attempt < 3) continue;
+      logger.error({ err }, 'SIGHUP: could not reload the tenant list');
+      return;
+    }
+  }
 }
 
 /** Loads the configured tenants into the registry (govtrail.tenant) and logs what changed. */

@@ -11,13 +11,25 @@ import type { Logger } from '../runtime/logger.js';
 import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
 import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
-import { pingDatabase, readCheckpointTimes, readTenantHealth } from '../store/read/health.js';
+import {
+  databaseNow,
+  measureClockSkew,
+  pingDatabase,
+  readCheckpointTimes,
+  readFleetHealth,
+} from '../store/read/health.js';
 import type { EngineAttempt } from '../sync/run-types.js';
 import { createEngine, type Engine } from '../worker/engine.js';
 import type { EngineConnection, EngineTuning } from '../worker/engine-setup.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../worker/metrics.js';
 import { type HealthServer, startHealthServer } from '../worker/server.js';
-import { type HealthReport, healthVerdict } from '../worker/status.js';
+import { slotAfter } from '../worker/slots.js';
+import {
+  type EngineHealth,
+  type HealthReport,
+  healthVerdict,
+  UNHEALTHY_AFTER_FAILURES,
+} from '../worker/status.js';
 import { type Alerting, createAlerting } from './alerting.js';
 import { reconcileTenant, syncTenant, type TenantRunOptions } from './tenant-run.js';
 
@@ -85,6 +97,37 @@ interface WorkerShared {
   readonly alerting: Alerting;
   readonly anchorer: RunAnchorer;
   readonly metrics: WorkerMetrics;
+  /** When this worker started (stale tenants are judged only after a full window). */
+  readonly startedAt: Date;
+  /**
+   * The database's clock minus this process's: the engine judges slots by the database's clock
+   * (Date.now() + skewMs), so a replica whose clock runs ahead or behind still runs its slots.
+   */
+  readonly clock: { skewMs: number; timer?: NodeJS.Timeout };
+  /** staleAfterMs of the configuration, once computed. */
+  staleMs?: number;
+}
+
+/** How often the clock skew is measured again. */
+const SKEW_INTERVAL_MS = 60_000;
+
+/** Measures the skew now and every SKEW_INTERVAL_MS; a failed measure keeps the last one. */
+async function trackClockSkew(shared: WorkerShared): Promise<void> {
+  const measure = () =>
+    measureClockSkew(shared.database.db).then(
+      (ms) => {
+        shared.clock.skewMs = ms;
+        if (Math.abs(ms) > 5_000)
+          shared.logger.warn(
+            { skewMs: Math.round(ms) },
+            "this host's clock differs from the database's: slots follow the database",
+          );
+      },
+      (err: unknown) => shared.logger.warn({ err }, 'could not measure the clock skew'),
+    );
+  await measure();
+  shared.clock.timer = setInterval(() => void measure(), SKEW_INTERVAL_MS);
+  shared.clock.timer.unref();
 }
 
 function scheduledNames(tenants: TenantScope): string[] {
@@ -103,7 +146,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
   let worker: Engine | undefined;
-  const metrics = createMetrics(options, database, logger, tenants, () => worker);
+  const clock = { skewMs: 0 };
+  const metrics = createMetrics(config, options, database, logger, tenants, () => worker, clock);
   const shared: WorkerShared = {
     options,
     config,
@@ -114,7 +158,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     alerting,
     anchorer,
     metrics,
+    startedAt: new Date(),
+    clock,
   };
+  await trackClockSkew(shared);
   worker = createWorkerEngine(shared);
   const engine = worker;
   const health = (): Promise<HealthReport> => checkHealth(shared, engine);
@@ -124,14 +171,18 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
 
 /** The worker's metrics; the engine's status is read through `engine` once it exists. */
 function createMetrics(
+  config: Config,
   options: WorkerServiceOptions,
   database: Database,
   logger: Logger,
   tenants: TenantScope,
   engine: () => Engine | undefined,
+  clock: { skewMs: number },
 ): WorkerMetrics {
   return createWorkerMetrics({
     tenants: scheduledNames(tenants),
+    tenantSeries: config.metricsTenants,
+    clockSkew: () => clock.skewMs / 1000,
     ...(options.processMetrics !== undefined ? { processMetrics: options.processMetrics } : {}),
     checkpointTimes: () =>
       readCheckpointTimes(database.db, scheduledNames(tenants)).catch((err: unknown) => {
@@ -208,6 +259,7 @@ function createWorkerEngine(shared: WorkerShared): Engine {
       anchorer.onRun(s);
     },
     onJob: (e) => metrics.recordJob(e),
+    now: () => Date.now() + shared.clock.skewMs,
     tuning: {
       retryLimit: config.jobRetries,
       retryDelaySeconds: Math.max(1, Math.round(config.jobRetryDelayMs / 1000)),
@@ -232,15 +284,36 @@ async function deliverAlerts(
   return nextDue === undefined ? { summary } : { summary, nextDue };
 }
 
-/** The health report: the database and the engine, each within HEALTH_QUERY_TIMEOUT_MS. */
+/** Tenants /healthz lists by name (failing and stale ones first); the rest are counted. */
+const HEALTH_TENANTS_LISTED = 100;
+
+/**
+ * How old a tenant's last successful sync may be before /healthz calls it stale: the setting, or
+ * three schedule intervals and at least 10 minutes.
+ */
+export function staleAfterMs(config: Config): number {
+  if (config.healthStaleAfterMs !== undefined) return config.healthStaleAfterMs;
+  const first = slotAfter(config.schedule, new Date());
+  const second = first === undefined ? undefined : slotAfter(config.schedule, first);
+  const interval = first === undefined || second === undefined ? 0 : second.getTime() - first.getTime();
+  return Math.max(3 * interval, 600_000);
+}
+
+/**
+ * The health report, within HEALTH_QUERY_TIMEOUT_MS at any fleet size (one statement for every
+ * tenant): the database, the engine (unhealthy unless it is running), each tenant's failure streak
+ * and freshness (unhealthy once a tenant failed its last N runs, or has had no successful sync for
+ * longer than staleAfterMs while this worker was up).
+ */
 async function checkHealth(shared: WorkerShared, engine: Engine): Promise<HealthReport> {
-  const { database, tenants, logger } = shared;
+  const { database, tenants, logger, config } = shared;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const [report, engineStatus] = await Promise.race([
+    const [fleet, engineStatus, now] = await Promise.race([
       Promise.all([
-        pingDatabase(database.db).then(() => readTenantHealth(database.db, scheduledNames(tenants))),
+        pingDatabase(database.db).then(() => readFleetHealth(database.db, scheduledNames(tenants))),
         engine.status().catch(() => undefined),
+        databaseNow(database.db),
       ]),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -249,20 +322,38 @@ async function checkHealth(shared: WorkerShared, engine: Engine): Promise<Health
         );
       }),
     ]);
+    // Computed once: cron-parser walks a sparse schedule day by day, which costs on every probe.
+    shared.staleMs ??= staleAfterMs(config);
+    const staleMs = shared.staleMs;
+    // A tenant is not stale before this worker has been up for the whole window.
+    const judged = now.getTime() - shared.startedAt.getTime() >= staleMs;
+    const isStale = (t: { lastSuccessAt: Date | null }) =>
+      judged && (t.lastSuccessAt === null || now.getTime() - t.lastSuccessAt.getTime() > staleMs);
+    const failing = fleet.filter((t) => t.consecutiveFailures >= UNHEALTHY_AFTER_FAILURES).length;
+    const stale = fleet.filter(isStale).length;
+    const engineHealth: EngineHealth =
+      engineStatus === undefined
+        ? { name: 'pg-boss', state: 'unreachable' }
+        : {
+            name: 'pg-boss',
+            state: engineStatus.running ? 'running' : 'stopped',
+            schema: engineStatus.schema,
+            replicasAlive: engineStatus.replicasAlive,
+            queues: engineStatus.queues,
+          };
+    const rank = (t: (typeof fleet)[number]) =>
+      t.consecutiveFailures >= UNHEALTHY_AFTER_FAILURES ? 0 : isStale(t) ? 1 : 2;
+    const listed =
+      fleet.length <= HEALTH_TENANTS_LISTED
+        ? fleet
+        : [...fleet].sort((x, y) => rank(x) - rank(y)).slice(0, HEALTH_TENANTS_LISTED);
     return {
-      status: healthVerdict(report),
+      status:
+        healthVerdict(fleet) === 'ok' && stale === 0 && engineHealth.state === 'running' ? 'ok' : 'unhealthy',
       database: 'ok',
-      engine:
-        engineStatus === undefined
-          ? { name: 'pg-boss', state: 'unreachable' }
-          : {
-              name: 'pg-boss',
-              state: engineStatus.running ? 'running' : 'stopped',
-              schema: engineStatus.schema,
-              replicasAlive: engineStatus.replicasAlive,
-              queues: engineStatus.queues,
-            },
-      tenants: report,
+      engine: engineHealth,
+      fleet: { tenants: fleet.length, failing, stale, staleAfterSeconds: Math.round(staleMs / 1000) },
+      tenants: listed.map(({ lastSuccessAt: _, ...t }) => t),
     };
   } catch (err) {
     logger.warn({ err }, 'health check: the database did not answer');
@@ -272,13 +363,19 @@ async function checkHealth(shared: WorkerShared, engine: Engine): Promise<Health
   }
 }
 
+function hostOption(host: string | undefined): { host?: string } {
+  return host === undefined ? {} : { host };
+}
+
 /** The health and metrics server; when it cannot start, the sinks and the agent are closed. */
 async function startServer(shared: WorkerShared, health: () => Promise<HealthReport>): Promise<HealthServer> {
   const { options, config, logger, metrics, alerting, agent } = shared;
   try {
     return await startHealthServer({
       port: options.httpPort ?? config.httpPort,
-      ...(options.httpHost !== undefined ? { host: options.httpHost } : {}),
+      // GOVTRAIL_HTTP_HOST: tenant names and error codes are served unauthenticated, so bind where
+      // only the scraper and the probes reach (default: every interface, as a container needs).
+      ...hostOption(options.httpHost ?? config.httpHost),
       logger,
       health,
       metrics: async () => ({ body: await metrics.render(), contentType: metrics.contentType }),
@@ -308,10 +405,13 @@ function serviceOf(
     async reload(next) {
       tenants.configured = next.tenants;
       await engine.refreshTenants();
+      // New tenants get zero series, tenants no longer scheduled lose theirs.
+      await metrics.setTenants(scheduledNames(tenants));
       logger.info({ tenants: scheduledNames(tenants) }, 'configuration reloaded: tenant list replaced');
     },
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
+        clearInterval(shared.clock.timer);
         const result = await engine.stop(graceMs);
         await server.close();
         // Sinks that hold connections (a pooled SMTP transport, a syslog socket) close here.

@@ -244,7 +244,7 @@ function indent(text: string): string {
     .join('\n');
 }
 
-function howToQuery(embedded: boolean, url: string | undefined): string {
+export function howToQuery(embedded: boolean, url: string | undefined): string {
   const q = [
     `select changed_at, field, old_value, new_value, direction, tickets from govtrail.change_log order by changed_at desc limit 20;`,
     `select * from govtrail.settings_as_of('${DEMO_TENANT}', '2025-06-01T00:00:00Z');`,
@@ -267,5 +267,19 @@ function howToQuery(embedded: boolean, url: string | undefined): string {
       '\n'
     );
   }
-  return `How to query it with psql:\n${q.map((x) => `  psql "${url ?? '$DATABASE_URL'}" -c "${x}"`).join('\n')}\nor with govtrail:\n${commands}\n`;
+  const shown = url === undefined ? { url: '$DATABASE_URL', hidden: false } : withoutPassword(url);
+  const note = shown.hidden ? '(the password is left out: psql asks for it, or set PGPASSWORD)\n' : '';
+  return `How to query it with psql:\n${q.map((x) => `  psql "${shown.url}" -c "${x}"`).join('\n')}\n${note}or with govtrail:\n${commands}\n`;
+}
+
+/** The URL without its password (never printed), and whether it had one. */
+export function withoutPassword(url: string): { url: string; hidden: boolean } {
+  try {
+    const u = new URL(url);
+    if (u.password === '') return { url, hidden: false };
+    u.password = '';
+    return { url: u.toString(), hidden: true };
+  } catch {
+    return { url: '$DATABASE_URL', hidden: false };
+  }
 }

@@ -8,11 +8,57 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { GovtrailError } from '../core/errors.js';
 import type { TrustedAnchors } from '../outputs/anchor/check.js';
+import type { TenantCoverage, VerifyResult } from '../store/verify/findings.js';
 
 /** What a verify without anchors cannot prove, printed with its result. */
 export const WITHOUT_ANCHORS_NOTE =
   'not proven without anchors: that no newest entries were deleted (the remaining prefix still verifies) and that ' +
   'nobody with write access edited an entry and recomputed the chain after it; run with --anchors DIR --public-key FILE';
+
+/** What verify proved about one tenant with anchors, and what it could not. */
+export interface TenantProof {
+  readonly tenant: string;
+  readonly entries: number;
+  readonly anchors: number;
+  readonly anchoredEntries: number;
+  readonly proven: string;
+  readonly notProven: string;
+}
+
+/** Says, for a tenant verified with --anchors, exactly what its anchors prove and what not. */
+export function tenantProof(c: TenantCoverage, tampered = false): TenantProof {
+  const base = {
+    tenant: c.tenantId,
+    entries: c.rows,
+    anchors: c.anchors,
+    anchoredEntries: c.anchoredEntries,
+  };
+  const name = JSON.stringify(c.tenantId);
+  if (tampered)
+    return {
+      ...base,
+      proven: `tenant ${name}: nothing: it does not verify (TAMPERED above)`,
+      notProven: `tenant ${name}: its chain and anchors, which fail as the findings above say`,
+    };
+  if (c.anchors === 0)
+    return {
+      ...base,
+      proven: `tenant ${name}: chain of ${c.rows} entries intact; no anchor of it was found`,
+      notProven: `tenant ${name} has no anchor: not proven that no newest entries were deleted, nor that nobody with write access edited an entry and recomputed the chain`,
+    };
+  const newest = `the newest of ${c.anchors} anchor(s), ${c.anchoredEntries} entries at ${c.newestAnchorAt}`;
+  if (c.rows > c.anchoredEntries)
+    return {
+      ...base,
+      proven: `tenant ${name}: entries 1-${c.anchoredEntries} reproduce ${newest}`,
+      notProven: `tenant ${name}: the ${c.rows - c.anchoredEntries} entries stored after its newest anchor are protected by the chain alone: not proven that they were not edited with the chain recomputed, nor that newer ones were not deleted`,
+    };
+  return {
+    ...base,
+    proven: `tenant ${name}: all ${c.rows} entries reproduce ${newest}`,
+    notProven: `tenant ${name}: not proven that no anchor newer than its newest was deleted together with the entries it stated`,
+  };
+}
 
 /** Reads the public key file given to --public-key. */
 async function readPublicKey(file: string) {
@@ -78,35 +124,7 @@ export function verifyCommand(): Command {
           detail: `anchor ${p.file} ${p.detail}`,
         }));
         const findings = [...anchorFindings, ...result.findings];
-        if (opts.json) {
-          ctx.out.write(
-            `${JSON.stringify({
-              ok: findings.length === 0,
-              ...result,
-              anchorFiles: anchors?.files ?? 0,
-              findings,
-              ...(anchors === undefined ? { notProven: WITHOUT_ANCHORS_NOTE } : {}),
-            })}\n`,
-          );
-        } else {
-          ctx.out.write(
-            `verified ${result.rowsVerified} rows and ${result.fieldChangesVerified} field changes of ${result.tenants} tenant(s)` +
-              (anchors === undefined
-                ? ''
-                : ` against ${result.anchorsVerified} of ${anchors.files} anchor(s)`) +
-              '\n',
-          );
-          for (const f of findings) {
-            ctx.out.write(
-              `TAMPERED tenant=${f.tenantId} seq=${f.seq ?? '-'} entry_id=${f.entryId ?? '-'} ${f.kind}: ${f.detail}\n`,
-            );
-          }
-          if (findings.length === 0)
-            ctx.out.write(
-              anchors === undefined ? 'chain intact\n' : 'chain intact and every anchor reproduced\n',
-            );
-          if (anchors === undefined) ctx.out.write(`${WITHOUT_ANCHORS_NOTE}\n`);
-        }
+        report(ctx.out, opts.json === true, result, anchors, findings);
         if (findings.length > 0) {
           const first = findings[0];
           throw new GovtrailError(
@@ -119,4 +137,66 @@ export function verifyCommand(): Command {
         await database.close();
       }
     });
+}
+
+type Finding =
+  | VerifyResult['findings'][number]
+  | {
+      readonly tenantId: string;
+      readonly kind: 'anchor_invalid';
+      readonly seq: null;
+      readonly entryId: null;
+      readonly detail: string;
+    };
+
+/** Prints verify's result: text (a line per finding, then per tenant what is proven), or one JSON line. */
+function report(
+  out: NodeJS.WritableStream,
+  json: boolean,
+  result: VerifyResult,
+  anchors: TrustedAnchors | undefined,
+  findings: readonly Finding[],
+): void {
+  const tampered = new Set(findings.map((f) => f.tenantId));
+  const proofs =
+    anchors === undefined ? [] : result.coverage.map((c) => tenantProof(c, tampered.has(c.tenantId)));
+  // Fully proven: every tenant anchored up to its newest entry (the newest anchors' own
+  // deletion aside, which no anchor can show).
+  const whole = anchors !== undefined && proofs.every((p) => p.anchors > 0 && p.entries <= p.anchoredEntries);
+  if (json) {
+    const { coverage: _coverage, ...counts } = result;
+    out.write(
+      `${JSON.stringify({
+        ok: findings.length === 0,
+        ...counts,
+        anchorFiles: anchors?.files ?? 0,
+        findings,
+        ...(anchors === undefined
+          ? { notProven: WITHOUT_ANCHORS_NOTE }
+          : { tenantProofs: proofs, anchorNotes: anchors.notes, fullyAnchored: whole }),
+      })}\n`,
+    );
+  } else {
+    out.write(
+      `verified ${result.rowsVerified} rows and ${result.fieldChangesVerified} field changes of ${result.tenants} tenant(s)` +
+        (anchors === undefined ? '' : ` against ${result.anchorsVerified} of ${anchors.files} anchor(s)`) +
+        '\n',
+    );
+    for (const note of anchors?.notes ?? []) out.write(`anchors: ${note}\n`);
+    for (const f of findings) {
+      out.write(
+        `TAMPERED tenant=${f.tenantId} seq=${f.seq ?? '-'} entry_id=${f.entryId ?? '-'} ${f.kind}: ${f.detail}\n`,
+      );
+    }
+    if (findings.length === 0)
+      out.write(
+        anchors === undefined
+          ? 'chain intact\n'
+          : whole
+            ? 'chain intact and every anchor reproduced\n'
+            : 'chain intact and every anchor reproduced; some entries are not covered by an anchor (below)\n',
+      );
+    for (const p of proofs) out.write(`proven: ${p.proven}\nnot proven: ${p.notProven}\n`);
+    if (anchors === undefined) out.write(`${WITHOUT_ANCHORS_NOTE}\n`);
+  }
 }

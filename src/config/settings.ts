@@ -93,6 +93,15 @@ export interface Config {
   readonly requireWriterRole: boolean;
   /** Port of the worker's /healthz and /metrics. */
   readonly httpPort: number;
+  /** `GOVTRAIL_HTTP_HOST`: address /healthz and /metrics listen on; undefined: every interface. */
+  readonly httpHost: string | undefined;
+  /**
+   * `GOVTRAIL_HEALTH_STALE_AFTER`: /healthz calls a tenant stale (and itself unhealthy) when its
+   * last successful sync is older than this; undefined: three schedule intervals, at least 10 min.
+   */
+  readonly healthStaleAfterMs: number | undefined;
+  /** `GOVTRAIL_METRICS_TENANTS`: tenants with series of their own in /metrics; the rest are `_other`. */
+  readonly metricsTenants: number;
   /** Tenants synced at once by the worker. */
   readonly workerConcurrency: number;
   /** Grace period for a run in flight at shutdown. */
@@ -258,6 +267,12 @@ function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
     requireWriterRole: boolSetting(env, 'GOVTRAIL_REQUIRE_WRITER_ROLE', false),
     anchorDir: resolved('GOVTRAIL_ANCHOR_DIR'),
     httpPort: intSetting(env, 'GOVTRAIL_HTTP_PORT', 9464, 0, 65535),
+    httpHost: env['GOVTRAIL_HTTP_HOST']?.trim() || undefined,
+    healthStaleAfterMs:
+      env['GOVTRAIL_HEALTH_STALE_AFTER'] === undefined
+        ? undefined
+        : durationSetting(env, 'GOVTRAIL_HEALTH_STALE_AFTER', 600_000),
+    metricsTenants: intSetting(env, 'GOVTRAIL_METRICS_TENANTS', 100, 0, 100_000),
     workerConcurrency: intSetting(env, 'GOVTRAIL_WORKER_CONCURRENCY', 4, 1, 64),
     shutdownGraceMs: durationSetting(env, 'GOVTRAIL_SHUTDOWN_GRACE', 30_000),
     spreadMs: durationSetting(env, 'GOVTRAIL_SPREAD', 0),

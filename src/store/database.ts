@@ -221,6 +221,9 @@ class EagerCopy {
   handlePortalSuspended(): void {}
 }
 
+/** The listener every pooled client carries, so that its 'error' event never goes unhandled. */
+function ignoreClientError(): void {}
+
 async function openServer(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -239,6 +242,13 @@ async function openServer(url: string, options: OpenDatabaseOptions): Promise<Da
   });
   // An idle client's error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {});
+  // Nor a checked-out client's: the one a run holds while it pages the source sits idle in its
+  // transaction, and pg emits 'error' on it (not on the pool) when its backend is terminated or the
+  // server restarts. Its next query fails instead, the run is closed as failed (DATABASE), and the
+  // pool drops the client when it is released.
+  pool.on('connect', (client) => {
+    client.on('error', ignoreClientError);
+  });
   try {
     const client = await pool.connect();
     client.release();

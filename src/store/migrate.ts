@@ -12,6 +12,7 @@ import { GovtrailError } from '../core/errors.js';
 import type { Logger } from '../runtime/logger.js';
 import { packagePath } from '../runtime/paths.js';
 import type { Database, Session } from './database.js';
+import { requireGrants } from './roles.js';
 
 /** Advisory lock key of the migration runner ("govtrail" in ASCII, as a bigint). */
 const MIGRATION_LOCK_KEY = 0x676f767472616966n;
@@ -54,8 +55,13 @@ async function appliedState(
 ): Promise<MigrateResult | undefined> {
   const { rows } = await sql<{
     exists: boolean;
-  }>`select to_regclass('govtrail.schema_migration') is not null as exists`.execute(session);
+  }>`select exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                     where n.nspname = 'govtrail' and c.relname = 'schema_migration') as exists`.execute(
+    session,
+  );
   if (rows[0]?.exists !== true) return undefined;
+  // A login without the writer's grants (or NOINHERIT) is told which grant it lacks.
+  await requireGrants(session);
   const done = await session
     .selectFrom('govtrail.schema_migration')
     .select(['version', 'checksum'])

@@ -28,6 +28,8 @@ export interface SyncRunTable {
   error_message: string | null;
   /** `sync` or `reconcile` (0004). */
   kind: Generated<string>;
+  /** pg_backend_pid() of the session that opened the run (0015). */
+  opened_by_pid: Generated<number | null>;
   entries_matched: number | null;
   entries_new: number | null;
   entries_changed: number | null;
@@ -203,6 +205,30 @@ export interface TenantTable {
   retired_by: string | null;
 }
 
+/** Signed anchors written, for numbering and chaining the next (0017); append-only. */
+export interface AnchorLogTable {
+  directory_id: string;
+  tenant_id: string;
+  sequence: number;
+  file_name: string;
+  sha256: string;
+  entries: number;
+  anchored_at: Timestamp;
+}
+
+/** Operator decisions about a tenant (0016): append-only; inserting one sets the tenant's status. */
+export interface TenantDecisionTable {
+  decision_id: Generated<number>;
+  tenant_id: string;
+  status: string;
+  /** Set by the database's trigger. */
+  previous_status: Generated<string>;
+  forced: Generated<boolean>;
+  decided_by: string;
+  database_role: Generated<string>;
+  decided_at: GeneratedTimestamp;
+}
+
 export interface DB {
   'govtrail.sync_run': SyncRunTable;
   'govtrail.history_entry': HistoryEntryTable;
@@ -217,4 +243,6 @@ export interface DB {
   'govtrail.schema_migration': SchemaMigrationTable;
   'govtrail.source_discrepancy': SourceDiscrepancyTable;
   'govtrail.tenant': TenantTable;
+  'govtrail.tenant_decision': TenantDecisionTable;
+  'govtrail.anchor_log': AnchorLogTable;
 }

@@ -4,7 +4,7 @@
  * queues created and brought up to date (`govtrail migrate` installs them), the state one engine
  * holds between its steps, and its status for /healthz and /metrics.
  */
-import { fromPglite, type PGliteLike, PgBoss, type QueueResult } from 'pg-boss';
+import { fromPglite, type PGliteLike, PgBoss, type QueueResult, type UpdateQueueOptions } from 'pg-boss';
 import type { DeliverySummary } from '../alerts/deliver.js';
 import { JOB_DEFAULTS, type TenantConfig } from '../config/settings.js';
 import type { Logger } from '../runtime/logger.js';
@@ -256,6 +256,8 @@ export async function createEngineQueues(
   for (const kind of ['sync', 'reconcile'] as const) {
     await boss.createQueue(QUEUES[kind], slotQueue);
     // createQueue keeps an existing queue as it is: bring its options up to this replica's.
+    // The heartbeat too (GOVTRAIL_JOB_HEARTBEAT): pg-boss's update statement takes it, though its
+    // typings leave it out. Jobs also carry it themselves (planner.ts).
     const { retryLimit, retryDelay, retryBackoff, deleteAfterSeconds, expireInSeconds } = slotQueue;
     await boss.updateQueue(QUEUES[kind], {
       retryLimit,
@@ -264,7 +266,8 @@ export async function createEngineQueues(
       deleteAfterSeconds,
       expireInSeconds,
       deadLetter: QUEUES.dead,
-    });
+      ...(embedded ? {} : { heartbeatSeconds: tuning.heartbeatSeconds }),
+    } as UpdateQueueOptions);
   }
   await boss.createQueue(QUEUES.deliver, {
     policy: 'short',

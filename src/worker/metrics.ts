@@ -16,6 +16,11 @@ export interface WorkerMetrics {
   recordDeliveries(summary: DeliverySummary): void;
   /** Counts one finished job of the engine, with its wait and run time. */
   recordJob(event: JobEvent): void;
+  /**
+   * The tenants after a reload: tenants new to the named set get zero series, tenants that left it
+   * lose theirs (their counts go on under `_other` if they are still scheduled).
+   */
+  setTenants(tenants: readonly string[]): Promise<void>;
   /** Prometheus text exposition of every metric. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -36,6 +41,50 @@ export interface WorkerMetricsOptions {
   engineStatus?: () => Promise<EngineStatus | undefined>;
   /** Each scheduled tenant's last successful sync, read at scrape. */
   lastSuccesses?: () => Promise<ReadonlyMap<string, Date>>;
+  /**
+   * Tenants with series of their own (GOVTRAIL_METRICS_TENANTS, default 100), the first of
+   * `tenants`; the others count under the tenant label `_other`, so that the series stay bounded
+   * whatever the fleet's size.
+   */
+  tenantSeries?: number;
+  /** The database's clock minus this process's, in seconds (read at scrape). */
+  clockSkew?: () => number;
+}
+
+/** The tenant label of every tenant beyond the named ones. */
+export const OTHER_TENANTS = '_other';
+
+/** Which tenants have a label of their own: the first `limit` of the list. */
+class TenantLabels {
+  named = new Set<string>();
+  overflow = false;
+  constructor(readonly limit: number) {}
+
+  /** Takes a new list; returns the tenants that gained and lost a label of their own. */
+  set(tenants: readonly string[]): { added: string[]; removed: string[] } {
+    const next = new Set(tenants.slice(0, this.limit));
+    const added = [...next].filter((t) => !this.named.has(t));
+    const removed = [...this.named].filter((t) => !next.has(t));
+    this.named = next;
+    this.overflow = tenants.length > this.limit;
+    if (this.overflow) added.push(OTHER_TENANTS);
+    return { added, removed };
+  }
+
+  of(tenant: string): string {
+    return this.named.has(tenant) ? tenant : OTHER_TENANTS;
+  }
+
+  /** Per-tenant times as gauge series: the named ones, and the largest age of the others. */
+  ages(times: ReadonlyMap<string, Date>, now: number): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [tenant, at] of times) {
+      const label = this.of(tenant);
+      const age = Math.max(0, (now - at.getTime()) / 1000);
+      out.set(label, Math.max(out.get(label) ?? 0, age));
+    }
+    return out;
+  }
 }
 
 /** The worker's metrics, with zero series for every tenant in `options.tenants`. */
@@ -43,6 +92,7 @@ export function createWorkerMetrics(options: WorkerMetricsOptions): WorkerMetric
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   const now = options.now ?? Date.now;
+  const labels = new TenantLabels(options.tenantSeries ?? 100);
   // Created in exposition order: the order of the families in /metrics.
   const sync = syncMetrics(registry);
   const reconcile = reconcileMetrics(registry);
@@ -52,21 +102,37 @@ export function createWorkerMetrics(options: WorkerMetricsOptions): WorkerMetric
     labelNames: ['sink', 'outcome'] as const,
     registers: [registry],
   });
-  checkpointAgeGauge(registry, options.checkpointTimes, now);
+  checkpointAgeGauge(registry, options.checkpointTimes, now, labels);
   const jobs = jobMetrics(registry);
   if (options.engineStatus !== undefined) fleetGauges(registry, options.engineStatus);
-  if (options.lastSuccesses !== undefined) freshnessGauge(registry, options.lastSuccesses, now);
-  zeroSeries(options.tenants, sync, reconcile);
+  if (options.lastSuccesses !== undefined) freshnessGauge(registry, options.lastSuccesses, now, labels);
+  zeroSeries(labels.set(options.tenants).added, sync, reconcile);
+  const skew = options.clockSkew;
+  if (skew !== undefined)
+    new Gauge({
+      name: 'govtrail_clock_skew_seconds',
+      help: "The database's clock minus this replica's (the engine judges slots by the database's clock)",
+      registers: [registry],
+      collect() {
+        this.set(skew());
+      },
+    });
 
   return {
     registry,
     contentType: registry.contentType,
-    recordRun(s) {
+    recordRun(run) {
+      const s = { ...run, tenantId: labels.of(run.tenantId) };
       if (s.kind === 'reconcile') recordReconcile(reconcile, s);
       else recordSync(sync, reconcile, s, now);
     },
     recordRetry(tenant) {
-      sync.retries.inc({ tenant });
+      sync.retries.inc({ tenant: labels.of(tenant) });
+    },
+    async setTenants(tenants) {
+      const { added, removed } = labels.set(tenants);
+      zeroSeries(added, sync, reconcile);
+      if (removed.length > 0) await removeTenantSeries(registry, new Set(removed));
     },
     recordDeliveries(summary) {
       for (const [sink, t] of Object.entries(summary.bySink)) {
@@ -151,6 +217,7 @@ function checkpointAgeGauge(
   registry: Registry,
   checkpointTimes: () => Promise<ReadonlyMap<string, Date>>,
   now: () => number,
+  labels: TenantLabels,
 ): void {
   new Gauge({
     name: 'govtrail_checkpoint_age_seconds',
@@ -160,7 +227,7 @@ function checkpointAgeGauge(
     async collect() {
       this.reset();
       const times = await checkpointTimes();
-      for (const [tenant, at] of times) this.set({ tenant }, Math.max(0, (now() - at.getTime()) / 1000));
+      for (const [tenant, age] of labels.ages(times, now())) this.set({ tenant }, age);
     },
   });
 }
@@ -234,6 +301,7 @@ function freshnessGauge(
   registry: Registry,
   lastSuccesses: () => Promise<ReadonlyMap<string, Date>>,
   now: () => number,
+  labels: TenantLabels,
 ): void {
   new Gauge({
     name: 'govtrail_tenant_freshness_seconds',
@@ -243,7 +311,7 @@ function freshnessGauge(
     async collect() {
       this.reset();
       const times = await lastSuccesses().catch(() => new Map<string, Date>());
-      for (const [tenant, at] of times) this.set({ tenant }, Math.max(0, (now() - at.getTime()) / 1000));
+      for (const [tenant, age] of labels.ages(times, now())) this.set({ tenant }, age);
     },
   });
 }
@@ -286,6 +354,26 @@ function recordReconcile(m: ReconcileMetrics, s: RunSummary): void {
   };
   const differs = held.changed_at_source + held.missing_at_source + held.backdated + held.conflicting_ids > 0;
   m.reconciles.inc({ tenant: s.tenantId, outcome: differs ? 'differs' : 'agrees' });
-  for (const [kind, n] of Object.entries(held)) m.discrepancies.set({ tenant: s.tenantId, kind }, n);
+  // What held at a tenant's last reconcile is per tenant: not summed into `_other`.
+  if (s.tenantId !== OTHER_TENANTS)
+    for (const [kind, n] of Object.entries(held)) m.discrepancies.set({ tenant: s.tenantId, kind }, n);
   m.findings.inc({ tenant: s.tenantId }, s.findings);
+}
+
+/** Drops every series of the given tenants (they left the scheduled or named tenants). */
+async function removeTenantSeries(registry: Registry, tenants: ReadonlySet<string>): Promise<void> {
+  for (const metric of registry.getMetricsAsArray()) {
+    const m = metric as unknown as {
+      get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>;
+      remove(labels: Record<string, string | number>): void;
+    };
+    const { values } = await m.get();
+    for (const v of values) {
+      const tenant = v.labels['tenant'];
+      if (typeof tenant !== 'string' || !tenants.has(tenant)) continue;
+      // A histogram's bucket series carry `le`: remove by the metric's own labels.
+      const { le: _le, quantile: _q, ...own } = v.labels;
+      m.remove(own);
+    }
+  }
 }

@@ -42,6 +42,14 @@ export async function findTenant(state: EngineState, name: string): Promise<Tena
   return state.roster.get(name) ?? (await refreshTenants(state)).find((t) => t.name === name);
 }
 
+/**
+ * The heartbeat a slot job carries (GOVTRAIL_JOB_HEARTBEAT), whatever the queue was created with:
+ * a queue made by an older `migrate` keeps its own until this replica updates it.
+ */
+function jobHeartbeat(state: EngineState): { heartbeatSeconds?: number } {
+  return state.embedded ? {} : { heartbeatSeconds: state.tuning.heartbeatSeconds };
+}
+
 /** Inserts one job per tenant for a slot (ids derived from kind, tenant and slot); resolves how many were new. */
 export async function planSlot(state: EngineState, kind: RunKind, slot: Date): Promise<number> {
   const { boss, options } = state;
@@ -50,6 +58,7 @@ export async function planSlot(state: EngineState, kind: RunKind, slot: Date): P
     id: slotJobId(kind, t.name, slot),
     data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
     startAfter: new Date(slot.getTime() + spreadOffsetMs(t.name, options.spreadMs)),
+    ...jobHeartbeat(state),
   }));
   let inserted = 0;
   for (let i = 0; i < jobs.length; i += INSERT_CHUNK) {
@@ -77,14 +86,55 @@ export function armPlanner(state: EngineState, kind: RunKind, schedule: string, 
       armPlanner(state, kind, schedule, after);
       return;
     }
-    planSlot(state, kind, next)
-      .then(() => (kind === 'sync' ? requestDelivery(state) : undefined))
-      .catch((err: unknown) =>
-        state.logger.error({ err, kind, slot: next.toISOString() }, 'could not plan the slot'),
-      )
-      .finally(() => armPlanner(state, kind, schedule, next));
+    planUntilDone(state, kind, schedule, next, 0);
   }, wait);
   state.timers.add(timer);
+}
+
+/** First delay before planning a slot again after the database refused it; doubled up to a minute. */
+export const REPLAN_DELAY_MS = 1_000;
+
+/**
+ * Plans a slot; while the database cannot be reached, tries again (1 s, doubling, at most a minute
+ * apart), so a slot whose time came while the database was down is planned when it returns. A
+ * sync slot is given up once the next one is due (that one plans every tenant again); a reconcile
+ * slot (daily) is planned late rather than lost. Then arms the following slot.
+ */
+function planUntilDone(
+  state: EngineState,
+  kind: RunKind,
+  schedule: string,
+  slot: Date,
+  attempt: number,
+): void {
+  planSlot(state, kind, slot)
+    .then(() => (kind === 'sync' ? requestDelivery(state) : undefined))
+    .then(
+      () => armPlanner(state, kind, schedule, slot),
+      (err: unknown) => {
+        if (state.draining) return;
+        const following = slotAfter(schedule, slot);
+        const overtaken = kind === 'sync' && following !== undefined && state.now() >= following.getTime();
+        state.logger.error(
+          { err, kind, slot: slot.toISOString(), attempt },
+          overtaken
+            ? 'could not plan the slot; the next slot is due and plans it over'
+            : 'could not plan the slot; trying again',
+        );
+        if (overtaken) {
+          armPlanner(state, kind, schedule, slot);
+          return;
+        }
+        const retry = setTimeout(
+          () => {
+            state.timers.delete(retry);
+            if (!state.draining) planUntilDone(state, kind, schedule, slot, attempt + 1);
+          },
+          Math.min(60_000, REPLAN_DELAY_MS * 2 ** attempt),
+        );
+        state.timers.add(retry);
+      },
+    );
 }
 
 /** Queues a delivery job (at `at`, or now) when alerts are delivered and the engine is not stopping. */
@@ -122,6 +172,7 @@ export async function catchUpReconcile(state: EngineState): Promise<void> {
     .map((t) => ({
       id: slotJobId('reconcile', t.name, slot),
       data: { tenant: t.name, slot: slot.toISOString() } satisfies SlotJob,
+      ...jobHeartbeat(state),
     }));
   const ids = await state.boss.insert(QUEUES.reconcile, jobs, { returnId: true });
   state.logger.info(

@@ -24,6 +24,16 @@ export interface HealthReport {
   readonly database: 'ok' | 'unreachable';
   /** Absent when the database did not answer. */
   readonly engine?: EngineHealth;
+  /** The whole fleet in counts (absent when the database did not answer). */
+  readonly fleet?: {
+    readonly tenants: number;
+    /** Tenants whose last UNHEALTHY_AFTER_FAILURES runs failed. */
+    readonly failing: number;
+    /** Tenants without a successful sync for longer than staleAfterSeconds. */
+    readonly stale: number;
+    readonly staleAfterSeconds: number;
+  };
+  /** Up to 100 tenants, failing and stale ones first: the fleet's counts are in `fleet`. */
   readonly tenants: readonly TenantHealth[];
 }
 

@@ -425,7 +425,7 @@ for (const [name, open, skip] of BACKENDS) {
         });
         expect(result.first.inserted).toBe(12);
         expect(result.second.inserted).toBe(18);
-        await sql`update govtrail.sync_run set status = 'succeeded', entries_inserted = 30
+        await sql`update govtrail.sync_run set status = 'succeeded', finished_at = now(), entries_inserted = 30
                   where run_id = ${runId}`.execute(s);
 
         // Storage order is the order given; the hashes are what the former code computed.

@@ -61,7 +61,7 @@ interface TableDigest {
 
 /**
  * Each table's rows as jsonb text, in a fixed order, hashed: timestamps of the moment (loaded_at,
- * started_at, detected_at, …) and generated ids left out, run ids and seq counted from the first.
+ * started_at, detected_at, …) and generated ids (and the opening session's pid) left out, run ids and seq counted from the first.
  */
 async function digest(trx: Session): Promise<Record<string, TableDigest>> {
   await sql`set local timezone to 'UTC'`.execute(trx);
@@ -98,7 +98,7 @@ async function digest(trx: Session): Promise<Record<string, TableDigest>> {
              t.tenant_id as k
       from govtrail.checkpoint t`,
     sync_run: sql`
-      select to_jsonb(t) - 'started_at' - 'finished_at' || jsonb_build_object('run_id', t.run_id - ${base}) as r,
+      select to_jsonb(t) - 'started_at' - 'finished_at' - 'opened_by_pid' || jsonb_build_object('run_id', t.run_id - ${base}) as r,
              lpad((t.run_id - ${base})::text, 12, '0') as k
       from govtrail.sync_run t`,
   };

@@ -7,8 +7,17 @@
  * one signed by another key, fails. Tampering runs as superuser with every trigger (and foreign key) switched
  * off, as an operator with database access could.
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -16,6 +25,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import { contentHash, rowHash } from '../../src/core/normalise/canonical.js';
 import { createRunAnchorer } from '../../src/outputs/anchor/after-run.js';
+import { writeAnchor } from '../../src/outputs/anchor/anchor.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness, testConfig } from '../helpers/harness.js';
@@ -102,6 +112,46 @@ async function tamper(url: string, fn: (c: pg.Client) => Promise<void>): Promise
   }
 }
 
+/**
+ * A consistent forgery, as an operator with database access could make it: the actor of the first
+ * entry at or after index `from` (in storage order) that has one is changed in raw and in the typed
+ * column, and the chain recomputed from it on. Returns the entry's id.
+ */
+async function forgeActor(url: string, from: number): Promise<string> {
+  let target = '';
+  await tamper(url, async (c) => {
+    const { rows } = await c.query(
+      `select seq, entry_id, created_at_text, raw, row_hash from govtrail.history_entry
+       where tenant_id = 'acme' order by seq`,
+    );
+    const at = rows.findIndex(
+      (r, i) => i >= from && typeof r.raw.metadata?.actor === 'object' && r.raw.metadata.actor !== null,
+    );
+    expect(at).toBeGreaterThanOrEqual(0);
+    target = rows[at].entry_id;
+    rows[at].raw.metadata.actor.userId = 'someone-else';
+    await c.query(
+      `update govtrail.history_entry set raw = $2, actor_user_id = 'someone-else', content_sha256 = $3
+       where tenant_id = 'acme' and entry_id = $1`,
+      [target, JSON.stringify(rows[at].raw), contentHash(rows[at].raw)],
+    );
+    let prev: Buffer | null = at === 0 ? null : rows[at - 1].row_hash;
+    for (const r of rows.slice(at)) {
+      prev = rowHash(prev, {
+        tenantId: 'acme',
+        entryId: r.entry_id,
+        createdAtText: r.created_at_text,
+        raw: r.raw,
+      });
+      await c.query(
+        `update govtrail.history_entry set row_hash = $2 where tenant_id = 'acme' and entry_id = $1`,
+        [r.entry_id, prev],
+      );
+    }
+  });
+  return target;
+}
+
 function verifyWith(s: Setup, ...extra: string[]) {
   return cli('verify', '--anchors', s.anchors, '--public-key', s.publicKey, ...extra);
 }
@@ -153,37 +203,7 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
 
   it('a middle entry edited and the whole chain after it recomputed: exit 1 with anchors', async () => {
     const s = await anchored();
-    let target = '';
-    await tamper(s.url, async (c) => {
-      const { rows } = await c.query(
-        `select seq, entry_id, created_at_text, raw, row_hash from govtrail.history_entry
-         where tenant_id = 'acme' order by seq`,
-      );
-      const at = rows.findIndex(
-        (r, i) => i >= 60 && typeof r.raw.metadata?.actor === 'object' && r.raw.metadata.actor !== null,
-      );
-      target = rows[at].entry_id;
-      // A consistent forgery: who made the change, in raw and in the typed column alike.
-      rows[at].raw.metadata.actor.userId = 'someone-else';
-      await c.query(
-        `update govtrail.history_entry set raw = $2, actor_user_id = 'someone-else', content_sha256 = $3
-         where tenant_id = 'acme' and entry_id = $1`,
-        [target, JSON.stringify(rows[at].raw), contentHash(rows[at].raw)],
-      );
-      let prev: Buffer | null = at === 0 ? null : rows[at - 1].row_hash;
-      for (const r of rows.slice(at)) {
-        prev = rowHash(prev, {
-          tenantId: 'acme',
-          entryId: r.entry_id,
-          createdAtText: r.created_at_text,
-          raw: r.raw,
-        });
-        await c.query(
-          `update govtrail.history_entry set row_hash = $2 where tenant_id = 'acme' and entry_id = $1`,
-          [r.entry_id, prev],
-        );
-      }
-    });
+    await forgeActor(s.url, 60);
     // The chain in the database alone cannot tell.
     expect((await cli('verify')).code).toBe(0);
     const withAnchors = await verifyWith(s);
@@ -348,5 +368,118 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     const wrongKey = await cli('verify', '--anchors', foreign, '--public-key', s.publicKey);
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.out).toContain('is signed by another key');
+  });
+
+  it('says per tenant what it proved: a tenant without anchors, and entries stored after the newest anchor', async () => {
+    const s = await anchored();
+    // globex: stored, never anchored.
+    expect((await s.h.sync({ tenant: { name: 'globex' } })).status).toBe('succeeded');
+    // acme: 4 entries after its anchor, one of them edited with the chain recomputed.
+    s.h.sandbox.history.append(4);
+    expect((await s.h.sync({ tenant: { pageSize: 50 } })).counters.entriesInserted).toBe(4);
+    await forgeActor(s.url, s.entries);
+    const text = await verifyWith(s);
+    expect(text.code).toBe(0);
+    expect(text.out).not.toContain('chain intact and every anchor reproduced\n');
+    expect(text.out).toContain('some entries are not covered by an anchor');
+    expect(text.out).toContain(
+      `not proven: tenant "acme": the 4 entries stored after its newest anchor are protected by the chain alone`,
+    );
+    expect(text.out).toContain('not proven: tenant "globex" has no anchor');
+    const json = JSON.parse((await verifyWith(s, '--json')).out);
+    expect(json.fullyAnchored).toBe(false);
+    expect(
+      json.tenantProofs.map((p: { tenant: string; anchoredEntries: number }) => [
+        p.tenant,
+        p.anchoredEntries,
+      ]),
+    ).toEqual([
+      ['acme', s.entries],
+      ['globex', 0],
+    ]);
+  });
+
+  it('follows a symbolic link to a tenant anchor directory, says so, and catches an edit inside the anchored range', async () => {
+    const s = await anchored();
+    const real = path.join(s.work, 'elsewhere');
+    renameSync(path.join(s.anchors, 'acme'), real);
+    symlinkSync(real, path.join(s.anchors, 'acme'));
+    const intact = await verifyWith(s);
+    expect(intact.code).toBe(0);
+    expect(intact.out).toContain(
+      'anchors: acme is a symbolic link to a directory: followed, its anchors checked',
+    );
+    expect(intact.out).toContain('chain intact and every anchor reproduced\n');
+    await forgeActor(s.url, 60);
+    const edited = await verifyWith(s);
+    expect(edited.code).toBe(1);
+    expect(edited.out).toContain('an entry up to it was edited and the chain recomputed');
+    // Nothing of a tenant that fails is claimed as proven.
+    expect(edited.out).toContain('proven: tenant "acme": nothing: it does not verify (TAMPERED above)');
+    expect(edited.out).not.toContain('reproduce the newest');
+  });
+
+  it('orders anchors by their number, not their clock: replicas 2 minutes apart, and two at once, keep one chain', async () => {
+    const s = await anchored();
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(s.publicKey, pem(createPublicKey(privateKey)));
+    const dir = path.join(s.work, 'replicas');
+    const database = s.h.database;
+    const write = (now?: Date) =>
+      database.withSession((db) =>
+        writeAnchor(db, { dir, tenantId: 'acme', key: privateKey, ...(now ? { now } : {}) }),
+      );
+    const t = Date.now();
+    await write(new Date(t));
+    s.h.sandbox.history.append(1);
+    await s.h.sync({ tenant: { pageSize: 50 } });
+    // The second replica's clock is 2 minutes behind.
+    await write(new Date(t - 120_000));
+    // Two replicas anchoring at the same moment take turns in the database.
+    await Promise.all([write(), write()]);
+    // The turn is a lock in the database: while another session holds it, no anchor is written.
+    const dirId = readFileSync(path.join(dir, '.govtrail-anchors'), 'utf8').trim();
+    const holder = new pg.Client({ connectionString: s.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `govtrail anchor ${dirId} acme`,
+    ]);
+    let written = false;
+    const waiting = write().then(() => {
+      written = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(written).toBe(false);
+    await holder.query('commit');
+    await holder.end();
+    await waiting;
+    const verified = await cli('verify', '--anchors', dir, '--public-key', s.publicKey);
+    expect(verified.out).toContain('chain intact and every anchor reproduced\n');
+    expect(verified.code).toBe(0);
+    const statements = readdirSync(path.join(dir, 'acme'))
+      .filter((f) => f.endsWith('.anchor.json'))
+      .map((f) => JSON.parse(readFileSync(path.join(dir, 'acme', f), 'utf8')).sequence)
+      .sort();
+    expect(statements).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('notices that the oldest anchor was deleted', async () => {
+    const s = await anchored();
+    s.h.sandbox.history.append(2);
+    await s.h.sync({ tenant: { pageSize: 50 } });
+    expect((await cli('anchor', '--out', s.anchors)).code).toBe(0);
+    const dir = path.join(s.anchors, 'acme');
+    const oldest = readdirSync(dir)
+      .filter((f) => f.endsWith('.anchor.json'))
+      .sort()[0] as string;
+    expect((await verifyWith(s)).code).toBe(0);
+    rmSync(path.join(dir, oldest));
+    rmSync(path.join(dir, `${oldest}.jws`));
+    const deleted = await verifyWith(s);
+    expect(deleted.code).toBe(1);
+    expect(deleted.out).toContain(
+      'is anchor number 2, but no anchor before it is here: the oldest 1 anchor(s) were deleted',
+    );
   });
 });

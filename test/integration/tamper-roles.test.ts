@@ -19,6 +19,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
 import { verifyStore } from '../../src/store/verify/verify.js';
 import { installEngine } from '../../src/worker/engine-setup.js';
+import { runCliCaptured } from '../helpers/cli-process.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -153,6 +154,20 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
         { timeout: 30_000, interval: 250 },
       );
       expect(status).toEqual(['succeeded']);
+      // GOVTRAIL_JOB_HEARTBEAT (10 s here) holds although migrate created the queues with 30 s.
+      const heartbeats = await asClient(ownerUrl, async (c) => ({
+        queue: (
+          await c.query<{ h: number }>(
+            `select heartbeat_seconds as h from govtrail_boss.queue where name = 'govtrail-sync'`,
+          )
+        ).rows.map((r) => r.h),
+        jobs: (
+          await c.query<{ h: number }>(
+            `select distinct heartbeat_seconds as h from govtrail_boss.job where name = 'govtrail-sync'`,
+          )
+        ).rows.map((r) => r.h),
+      }));
+      expect(heartbeats).toEqual({ queue: [10], jobs: [10] });
     } finally {
       await service.stop(0);
     }
@@ -181,6 +196,65 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     });
   });
 
+  it('cannot rewrite a finished run, delete one, or overturn an operator decision', async () => {
+    h = await createHarness({ entries: 10, seed: 7 });
+    expect((await h.sync()).status).toBe('succeeded');
+    const { setTenantStatus } = await import('../../src/store/write/tenant-registry.js');
+    await setTenantStatus(h.database.db, 'acme', 'retired', { by: 'ops@host' });
+    const url = await writerUrl(h.testDb.url as string);
+    await asClient(url, async (c) => {
+      const run = (
+        await c.query<{ run_id: number }>('select min(run_id)::int as run_id from govtrail.sync_run')
+      ).rows[0]?.run_id;
+      const refused: Array<[string, string]> = [];
+      for (const statement of [
+        `update govtrail.sync_run set status = 'succeeded', error_code = null where run_id = ${run}`,
+        `update govtrail.sync_run set status = 'running' where run_id = ${run}`,
+        `update govtrail.sync_run set finished_at = now() where run_id = ${run}`,
+        `delete from govtrail.sync_run where run_id = ${run}`,
+        `update govtrail.tenant set status = 'active', retired_by = null, enabled_by = 'configuration' where tenant_id = 'acme'`,
+        `update govtrail.tenant set status = 'active' where tenant_id = 'acme'`,
+        `insert into govtrail.tenant (tenant_id, status) values ('forged', 'retired')`,
+        `insert into govtrail.tenant_decision (tenant_id, status, decided_by) values ('acme', 'active', 'x')`,
+        `update govtrail.tenant_decision set decided_by = 'someone else'`,
+        'delete from govtrail.tenant_decision',
+      ])
+        refused.push([statement, (await failure(c, statement)) ?? 'accepted']);
+      expect(refused.filter(([, code]) => code !== '42501')).toEqual([]);
+      // A running run the writer did not open cannot be deleted either.
+      await c.query(`insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli')`);
+      expect(await failure(c, `delete from govtrail.sync_run where status = 'running'`)).toBeUndefined();
+      // The operator's record: appended to, never rewritten; who and when are the database's.
+      const { rows } = await c.query(
+        'select status, previous_status, decided_by, database_role from govtrail.tenant_decision order by decision_id',
+      );
+      expect(rows).toEqual([
+        { status: 'retired', previous_status: 'active', decided_by: 'ops@host', database_role: 'postgres' },
+      ]);
+    });
+    // The owner cannot rewrite the record either (the trigger, not only the grants).
+    await asClient(h.testDb.url as string, async (c) => {
+      for (const statement of [
+        `update govtrail.tenant_decision set decided_by = 'someone else'`,
+        'delete from govtrail.tenant_decision',
+        `update govtrail.sync_run set status = 'succeeded' where status = 'failed' or status = 'succeeded'`,
+      ])
+        expect({ statement, code: await failure(c, statement) }).toEqual({ statement, code: '42501' });
+    });
+    // The session that opened a running run may discard it (an engine attempt to be retried); another may not.
+    await asClient(url, async (a) => {
+      const id = (
+        await a.query<{ run_id: number }>(
+          `insert into govtrail.sync_run (tenant_id, trigger) values ('acme', 'cli') returning run_id::int`,
+        )
+      ).rows[0]?.run_id;
+      await asClient(url, async (b) => {
+        expect(await failure(b, `delete from govtrail.sync_run where run_id = ${id}`)).toBe('42501');
+      });
+      expect(await failure(a, `delete from govtrail.sync_run where run_id = ${id}`)).toBeUndefined();
+    });
+  });
+
   it('with GOVTRAIL_REQUIRE_WRITER_ROLE the worker refuses the owner and accepts the writer', async () => {
     h = await createHarness({ entries: 5, seed: 3 });
     const url = await writerUrl(h.testDb.url as string);
@@ -190,6 +264,103 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
     await expect(requireWriterRole(h.database.db, true)).rejects.toThrow(/GOVTRAIL_REQUIRE_WRITER_ROLE/);
     await expect(requireWriterRole(h.database.db, false)).resolves.toBeUndefined();
     await expect(requireWriterRole(writer.db, true)).resolves.toBeUndefined();
+  });
+
+  it('GOVTRAIL_REQUIRE_WRITER_ROLE looks at every role of the login, and sync and reconcile honour it', async () => {
+    h = await createHarness({ entries: 5, seed: 3 });
+    const ownerUrl = h.testDb.url as string;
+    const url = await writerUrl(ownerUrl);
+    // A writer that is also a member of a superuser role (NOINHERIT or not: it could `set role`),
+    // or of a BYPASSRLS role.
+    const login = 'govtrail_writer_test_elevated';
+    await asClient(ownerUrl, async (c) => {
+      await c.query(`do $$
+        begin
+          if not exists (select from pg_roles where rolname = '${login}') then
+            begin create role ${login} login noinherit; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = 'govtrail_test_super') then
+            begin create role govtrail_test_super nologin superuser; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = 'govtrail_test_bypass') then
+            begin create role govtrail_test_bypass nologin bypassrls; exception when duplicate_object or unique_violation then null; end;
+          end if;
+        end $$`);
+      await c.query(`grant govtrail_writer to ${login}`);
+    });
+    const elevated = new URL(url);
+    elevated.username = login;
+    const check = async (target: string) => {
+      const db = await openDatabase({ url: target });
+      try {
+        return await connectedAsOwner(db.db);
+      } finally {
+        await db.close();
+      }
+    };
+    expect(await check(url)).toBe(false);
+    expect(await check(elevated.toString())).toBe(false);
+    for (const role of ['govtrail_test_super', 'govtrail_test_bypass']) {
+      await asClient(ownerUrl, (c) => c.query(`grant ${role} to ${login}`));
+      try {
+        expect({ role, owner: await check(elevated.toString()) }).toEqual({ role, owner: true });
+      } finally {
+        await asClient(ownerUrl, (c) => c.query(`revoke ${role} from ${login}`));
+      }
+    }
+    // sync and reconcile (a CronJob's commands) refuse the owner before doing anything, exit 2.
+    const env = {
+      DATABASE_URL: ownerUrl,
+      LOG_LEVEL: 'silent',
+      GOVTRAIL_REQUIRE_WRITER_ROLE: 'true',
+      GOVTRAIL_BASE_URL: h.sandbox.baseUrl,
+      GOVTRAIL_CLIENT_ID: h.sandbox.credentials.secret.clientId,
+      GOVTRAIL_CLIENT_SECRET: h.sandbox.credentials.secret.clientSecret,
+    };
+    try {
+      for (const command of ['sync', 'reconcile']) {
+        const owner = await runCliCaptured([command], env);
+        expect({ command, code: owner.code }).toEqual({ command, code: 2 });
+        expect(owner.stderr).toContain('GOVTRAIL_REQUIRE_WRITER_ROLE');
+        const asWriter = await runCliCaptured([command], { ...env, DATABASE_URL: url });
+        expect({ command, code: asWriter.code, err: asWriter.stderr }).toEqual({ command, code: 0, err: '' });
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('a login without the grants (or NOINHERIT) gets one DATABASE line naming the missing grant, exit 1', async () => {
+    h = await createHarness({ entries: 5, seed: 3 });
+    const ownerUrl = h.testDb.url as string;
+    await writerUrl(ownerUrl);
+    const login = 'govtrail_test_nogrants';
+    const noinherit = 'govtrail_test_noinherit';
+    await asClient(ownerUrl, async (c) => {
+      await c.query(`do $$
+        begin
+          if not exists (select from pg_roles where rolname = '${login}') then
+            begin create role ${login} login; exception when duplicate_object or unique_violation then null; end;
+          end if;
+          if not exists (select from pg_roles where rolname = '${noinherit}') then
+            begin create role ${noinherit} login noinherit; exception when duplicate_object or unique_violation then null; end;
+          end if;
+        end $$`);
+      await c.query(`grant govtrail_writer to ${noinherit}`);
+    });
+    try {
+      for (const name of [login, noinherit]) {
+        const u = new URL(ownerUrl);
+        u.username = name;
+        const r = await runCliCaptured(['tenants', 'list'], { DATABASE_URL: u.toString() });
+        expect({ name, code: r.code }).toEqual({ name, code: 1 });
+        expect(r.stderr).toBe(
+          `govtrail: the login "${name}" has no USAGE on schema govtrail: grant govtrail_writer to "${name}" (docs/deploy.md); a NOINHERIT login does not use the privileges of its roles: make it INHERIT [DATABASE]\n`,
+        );
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('every evidence table is append-only for the owner too, field_change included', async () => {

@@ -212,7 +212,12 @@ describe('worker health and metrics', () => {
       processMetrics: false,
     });
     try {
+      // Health includes the engine: not started yet, the worker is not healthy.
       let res = await fetch(`http://127.0.0.1:${lonely.port}/healthz`);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { engine: { state: string } }).engine.state).not.toBe('running');
+      await lonely.engine.start({ initialRun: false });
+      res = await fetch(`http://127.0.0.1:${lonely.port}/healthz`);
       expect(res.status).toBe(200);
       await res.text();
       // Stands for a lost server: every query of this pool now fails.
@@ -224,6 +229,54 @@ describe('worker health and metrics', () => {
       await lonely.stop(0);
     }
   });
+
+  it.skipIf(!onServer)(
+    `answers 503 when a tenant has gone without a successful sync too long (${NEEDS_SERVER})`,
+    async () => {
+      const database = await openDatabase({ url: (testDb as TestDatabase).url });
+      const stale = {
+        name: 'never-synced',
+        baseUrl: 'http://127.0.0.1:9',
+        clientId: 'x',
+        clientSecret: 'y',
+        pageSize: 50,
+        lookbackMs: 60_000,
+      };
+      const worker = await startWorkerService({
+        config: {
+          ...testConfig({
+            DATABASE_URL: (testDb as TestDatabase).url as string,
+            GOVTRAIL_SCHEDULE: '0 0 1 1 *',
+            GOVTRAIL_HEALTH_STALE_AFTER: '1s',
+          }),
+          tenants: [stale],
+        },
+        logger: capturingLogger().logger,
+        database,
+        httpPort: 0,
+        httpHost: '127.0.0.1',
+        processMetrics: false,
+        engineTuning: FAST_ENGINE,
+      });
+      try {
+        await worker.engine.start({ initialRun: false });
+        let res = await fetch(`http://127.0.0.1:${worker.port}/healthz`);
+        expect(res.status).toBe(200);
+        await res.text();
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+        res = await fetch(`http://127.0.0.1:${worker.port}/healthz`);
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { fleet: unknown }).fleet).toEqual({
+          tenants: 1,
+          failing: 0,
+          stale: 1,
+          staleAfterSeconds: 1,
+        });
+      } finally {
+        await worker.stop(0);
+      }
+    },
+  );
 
   it.skipIf(!onServer)(
     `counts reconcile outcomes and the discrepancies that held, and keeps health to syncs (${NEEDS_SERVER})`,

@@ -13,40 +13,77 @@ export async function pingDatabase(db: Session): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+/** The database's clock: freshness is judged by the clock the ledger was written with. */
+export async function databaseNow(db: Session): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
+  return rows[0]?.now ?? new Date();
+}
+
+/**
+ * The database's clock minus this process's, in ms (half the round trip taken off): what the
+ * engine adds to Date.now() so that slots are judged by one clock on every replica.
+ */
+export async function measureClockSkew(db: Session): Promise<number> {
+  const before = Date.now();
+  const { rows } = await sql<{ ms: number }>`
+    select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`.execute(db);
+  const after = Date.now();
+  return Number(rows[0]?.ms ?? (before + after) / 2) - (before + after) / 2;
+}
+
 /** Health of each tenant from its most recent finished syncs (a reconcile's outcome is in /metrics and exporter_health). */
 export async function readTenantHealth(db: Session, tenants: readonly string[]): Promise<TenantHealth[]> {
-  const out: TenantHealth[] = [];
-  for (const tenant of tenants) {
-    const rows = await db
-      .selectFrom('govtrail.sync_run')
-      .select(['run_id', 'status', 'finished_at', 'error_code'])
-      .where('tenant_id', '=', tenant)
-      .where('kind', '=', 'sync')
-      .where('status', 'in', ['succeeded', 'failed'])
-      .orderBy('run_id', 'desc')
-      .limit(STREAK_WINDOW)
-      .execute();
-    let streak = 0;
-    for (const r of rows) {
-      if (r.status !== 'failed') break;
-      streak++;
-    }
-    const last = rows[0];
-    out.push({
-      tenant,
-      lastRun:
-        last === undefined
-          ? null
-          : {
-              runId: last.run_id,
-              status: last.status as 'succeeded' | 'failed',
-              finishedAt: last.finished_at === null ? null : new Date(last.finished_at).toISOString(),
-              errorCode: last.error_code,
-            },
-      consecutiveFailures: streak,
-    });
-  }
-  return out;
+  return (await readFleetHealth(db, tenants)).map(({ lastSuccessAt: _, ...t }) => t);
+}
+
+/**
+ * Health and freshness of every tenant in one statement, whatever the fleet's size: each tenant's
+ * newest finished sync, its newest success, and the failures since (capped at STREAK_WINDOW).
+ */
+export async function readFleetHealth(
+  db: Session,
+  tenants: readonly string[],
+): Promise<Array<TenantHealth & { readonly lastSuccessAt: Date | null }>> {
+  if (tenants.length === 0) return [];
+  const { rows } = await sql<{
+    tenant: string;
+    run_id: number | null;
+    status: 'succeeded' | 'failed' | null;
+    finished_at: Date | null;
+    error_code: string | null;
+    ok_at: Date | null;
+    streak: number;
+  }>`
+    select t.tenant, last.run_id, last.status, last.finished_at, last.error_code, ok.finished_at as ok_at,
+           (select count(*)::int from (
+              select from govtrail.sync_run f
+              where f.tenant_id = t.tenant and f.kind = 'sync' and f.status = 'failed'
+                and f.run_id > coalesce(ok.run_id, 0)
+              limit ${STREAK_WINDOW}) s) as streak
+    from unnest(${[...tenants]}::text[]) with ordinality as t(tenant, ord)
+    left join lateral (
+      select r.run_id, r.status, r.finished_at, r.error_code from govtrail.sync_run r
+      where r.tenant_id = t.tenant and r.kind = 'sync' and r.status in ('succeeded', 'failed')
+      order by r.run_id desc limit 1) last on true
+    left join lateral (
+      select r.run_id, r.finished_at from govtrail.sync_run r
+      where r.tenant_id = t.tenant and r.kind = 'sync' and r.status = 'succeeded'
+      order by r.run_id desc limit 1) ok on true
+    order by t.ord`.execute(db);
+  return rows.map((r) => ({
+    tenant: r.tenant,
+    lastRun:
+      r.run_id === null || r.status === null
+        ? null
+        : {
+            runId: r.run_id,
+            status: r.status,
+            finishedAt: r.finished_at === null ? null : new Date(r.finished_at).toISOString(),
+            errorCode: r.error_code,
+          },
+    consecutiveFailures: r.streak,
+    lastSuccessAt: r.ok_at === null ? null : new Date(r.ok_at),
+  }));
 }
 
 /** Creation time of each tenant's checkpoint entry (the newest stored entry). */

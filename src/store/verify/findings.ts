@@ -46,6 +46,21 @@ export interface VerifyResult {
   readonly anchorsVerified: number;
   /** Per tenant, the first broken link of the chain; then child-row and ledger findings. */
   readonly findings: readonly TamperFinding[];
+  /** Per tenant, how far the anchors reach: what verify could prove and what not. */
+  readonly coverage: readonly TenantCoverage[];
+}
+
+/** How much of a tenant's stored chain its anchors cover. */
+export interface TenantCoverage {
+  readonly tenantId: string;
+  /** Entries stored (rows of the chain). */
+  readonly rows: number;
+  /** Trusted anchors checked. */
+  readonly anchors: number;
+  /** Entries the newest anchor states (0 without anchors). */
+  readonly anchoredEntries: number;
+  /** anchored_at of the anchor with the most entries; null without anchors. */
+  readonly newestAnchorAt: string | null;
 }
 
 export interface VerifyOptions {

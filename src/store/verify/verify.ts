@@ -14,7 +14,14 @@ import type { NormalisedEntry } from '../../core/normalise/types.js';
 import type { Session } from '../database.js';
 import { findEntryColumnMismatches, findSnapshotColumnMismatches } from './columns.js';
 import { verifyFieldChanges } from './field-changes.js';
-import type { AnchorHead, TamperFinding, TamperKind, VerifyOptions, VerifyResult } from './findings.js';
+import type {
+  AnchorHead,
+  TamperFinding,
+  TamperKind,
+  TenantCoverage,
+  VerifyOptions,
+  VerifyResult,
+} from './findings.js';
 
 interface EntryRowDb {
   seq: string;
@@ -59,10 +66,22 @@ export async function verifyStore(db: Session, options: VerifyOptions = {}): Pro
   let rowsVerified = 0;
   let fieldChangesVerified = 0;
   let anchorsVerified = 0;
+  const coverage: TenantCoverage[] = [];
   for (const tenantId of tenants) {
     const heads = options.anchors?.get(tenantId) ?? [];
     const r = await verifyTenant(db, tenantId, pageSize, maxFindings, heads);
     rowsVerified += r.rows;
+    const newest = heads.reduce<AnchorHead | undefined>(
+      (a, b) => (a === undefined || b.entries >= a.entries ? b : a),
+      undefined,
+    );
+    coverage.push({
+      tenantId,
+      rows: r.rows,
+      anchors: heads.length,
+      anchoredEntries: newest?.entries ?? 0,
+      newestAnchorAt: newest?.anchoredAt ?? null,
+    });
     findings.push(...r.findings);
     const changes = await verifyFieldChanges(db, tenantId, options.ranks ?? DEFAULT_RANKS, {
       pageSize,
@@ -79,7 +98,7 @@ export async function verifyStore(db: Session, options: VerifyOptions = {}): Pro
         detail: m.detail,
       });
   }
-  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings };
+  return { tenants: tenants.length, rowsVerified, fieldChangesVerified, anchorsVerified, findings, coverage };
 }
 
 /** Where the store stands against one anchor: undefined when it reproduces the anchored head. */

@@ -221,16 +221,6 @@ export type StatusChange =
       readonly to: TenantStatus;
     };
 
-/** Column pair recording who moved a tenant into a status, and when. */
-const STAMP: Record<
-  TenantStatus,
-  { at: 'enabled_at' | 'disabled_at' | 'retired_at'; by: 'enabled_by' | 'disabled_by' | 'retired_by' }
-> = {
-  active: { at: 'enabled_at', by: 'enabled_by' },
-  disabled: { at: 'disabled_at', by: 'disabled_by' },
-  retired: { at: 'retired_at', by: 'retired_by' },
-};
-
 /** Who registered a tenant found only in the run ledger (synced by a path that does not register). */
 export const LEDGER_ACTOR = 'run ledger';
 
@@ -275,16 +265,11 @@ export async function setTenantStatus(
     const from = row.status as TenantStatus;
     if (from === to) return { outcome: 'unchanged', tenant, status: from };
     if (from === 'retired' && options.force !== true) return { outcome: 'refused', tenant, from, to };
-    const stamp = STAMP[to];
+    // A decision is a row appended to govtrail.tenant_decision (sql/0016): the database stamps it
+    // (previous status, session_user, time) and applies it to the registry; nothing else may.
     await trx
-      .updateTable('govtrail.tenant')
-      .set({
-        status: to,
-        status_changed_at: sql<Date>`now()`,
-        [stamp.at]: sql<Date>`now()`,
-        [stamp.by]: options.by,
-      })
-      .where('tenant_id', '=', tenant)
+      .insertInto('govtrail.tenant_decision')
+      .values({ tenant_id: tenant, status: to, forced: from === 'retired', decided_by: options.by })
       .execute();
     return { outcome: 'changed', tenant, from, to };
   });
