@@ -9,7 +9,6 @@ import type { CheckJson, ReportJson } from './report.js';
 export function xmlEscape(text: string): string {
   return (
     text
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters XML 1.0 forbids
       .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '')
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
