@@ -174,6 +174,10 @@ describe.skipIf(!onServer)(`baseline report on a hand-made day (${NEEDS_SERVER})
       await sql<{ k: string }>`select created_at_text as k from govtrail.history_entry
       where tenant_id = 'acme' order by created_at limit 1`.execute(h.database.db)
     ).rows[0]?.k as string;
+    const seededId = (
+      await sql<{ id: string }>`select entry_id as id from govtrail.history_entry
+      where tenant_id = 'acme' order by created_at limit 1`.execute(h.database.db)
+    ).rows[0]?.id as string;
     const seededSnapshot =
       (
         await sql<{ s: Record<string, unknown> }>`select raw->'snapshot' as s from govtrail.history_entry
@@ -182,7 +186,7 @@ describe.skipIf(!onServer)(`baseline report on a hand-made day (${NEEDS_SERVER})
     const all: JudgedEntry[] = [
       {
         key: seededKey.replace(/(\.\d+)?Z$/, (m) => `${(m.slice(0, -1) || '.').padEnd(10, '0')}Z`),
-        entryId: '0',
+        entryId: seededId,
         snapshot: seededSnapshot,
         actorKind: null,
         actorUserId: null,
