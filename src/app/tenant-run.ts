@@ -16,7 +16,7 @@ import { changesStep } from '../sync/change-step.js';
 import { combineSteps, conformanceStep } from '../sync/conformance.js';
 import { runReconcile } from '../sync/reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from '../sync/run.js';
-import type { ChangeStep, EngineAttempt } from '../sync/steps.js';
+import type { ChangeStep, EngineAttempt } from '../sync/run-types.js';
 import type { Alerting } from './alerting.js';
 import { baselineFor } from './conformance.js';
 

@@ -24,7 +24,7 @@ import {
   setTenantBaseline,
 } from '../store/write/conformance.js';
 import { insertAlerts } from '../store/write/outbox.js';
-import type { ChangeStep } from './steps.js';
+import type { ChangeStep } from './run-types.js';
 
 /** What one judgement did. */
 export interface ConformanceOutcome {
