@@ -1066,8 +1066,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/core/conformance/judge.ts',
-        find: 'at < w.toKey && w.valueKey === k',
-        replace: 'at < w.toKey',
+        find: "if (w.valueKey === k) return { status: 'excepted', value };",
+        replace: "return { status: 'excepted', value };",
       },
     ],
     tests: [CONFORMANCE_JUDGE, CONFORMANCE_STORE],

@@ -22,6 +22,7 @@ import {
   recordBaselineText,
   recordCheck,
   settingBounds,
+  ticketsOf,
 } from '../store/write/conformance.js';
 
 /** Loads baseline files once each, validated against the configured rule pack's ranks. */
@@ -113,7 +114,16 @@ export async function periodsOf(
   await readSettingEntries(db, tenant, null, (page) => {
     for (const e of page) judge.push(e);
   });
-  return { periods: judge.finish(), stored: false };
+  const periods = judge.finish();
+  const tickets = await ticketsOf(db, tenant, [
+    ...new Set(periods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),
+  ]);
+  return {
+    periods: periods.map((p) =>
+      p.entryId !== null && tickets.has(p.entryId) ? { ...p, ticket: tickets.get(p.entryId) as string } : p,
+    ),
+    stored: false,
+  };
 }
 
 /**

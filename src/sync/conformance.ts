@@ -22,6 +22,7 @@ import {
   replaceControlPeriods,
   runEntryFacts,
   setTenantBaseline,
+  ticketsOf,
 } from '../store/write/conformance.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import type { ChangeStep } from './run-types.js';
@@ -80,7 +81,13 @@ export async function judgeTenant(
   const entriesJudged = await readSettingEntries(db, tenantId, fromKey, (page) => {
     for (const e of page) judge.push(e);
   });
-  const fresh = judge.finish();
+  const judgedPeriods = judge.finish();
+  const tickets = await ticketsOf(db, tenantId, [
+    ...new Set(judgedPeriods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),
+  ]);
+  const fresh = judgedPeriods.map((p) =>
+    p.entryId !== null && tickets.has(p.entryId) ? { ...p, ticket: tickets.get(p.entryId) as string } : p,
+  );
   const before =
     fromKey === null ? new Map<string, ControlPeriod>() : await periodsBefore(db, tenantId, fromKey);
   const { rewrite, insert } =

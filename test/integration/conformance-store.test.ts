@@ -16,7 +16,7 @@ import { type Database, openDatabase, type Session } from '../../src/store/datab
 import { migrate } from '../../src/store/migrate.js';
 import { readControlPeriods, recordBaselineText } from '../../src/store/write/conformance.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
-import { brutePeriods, keyAt, shape } from '../helpers/conformance.js';
+import { brutePeriods, keyAt, SNAPSHOT_ROWS_OF_RUN, shape } from '../helpers/conformance.js';
 import { createTestDatabase, onServer, type TestDatabase } from '../helpers/database.js';
 
 const BASE = Date.UTC(2026, 9, 1);
@@ -80,6 +80,7 @@ async function storeRun(db: Session, entries: readonly Stored[]): Promise<number
         values ('acme', ${e.entryId}, 0, 'ANNOTATION_KIND_TICKET', ${e.ticket}, ${e.ticket})`.execute(db);
     }
   }
+  await sql.raw(SNAPSHOT_ROWS_OF_RUN.replace('$1', String(runId))).execute(db);
   return runId;
 }
 

@@ -98,10 +98,12 @@ export function statusOf(
   if (snapshot === null) return { status: 'deleted', value: null };
   const value = effectiveValue(control.field, snapshot);
   if (meets(control.field, value, control.expect)) return { status: 'pass', value };
-  const k = valueKey(control.field, value);
+  // The value's key is computed only when an exception of this control holds at `at`.
+  let k: string | undefined;
   for (const w of windows) {
-    if (w.control === control.id && w.fromKey <= at && at < w.toKey && w.valueKey === k) {
-      return { status: 'excepted', value };
+    if (w.control === control.id && w.fromKey <= at && at < w.toKey) {
+      k ??= valueKey(control.field, value);
+      if (w.valueKey === k) return { status: 'excepted', value };
     }
   }
   return { status: 'fail', value };
