@@ -1091,7 +1091,9 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/store/write/conformance.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         find: 'where tenant_id = ${tenantId} and valid_from_key >= ${fromKey}`',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
         replace: 'where tenant_id = ${tenantId} and valid_from_key = ${fromKey}`',
       },
     ],
