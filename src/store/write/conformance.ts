@@ -122,7 +122,10 @@ const SETTING_COLUMNS = sql`
   s.enabled, s.prefer_code_mode_over_direct_tools, s.require_tool_approval, s.surface_requestable_tools,
   case when s.extra_fields <> '{}'::jsonb then s.extra_fields end as extra_fields`;
 
-const SETTING_JOIN = sql`left join govtrail.settings_snapshot s on s.tenant_id = e.tenant_id and s.entry_id = e.entry_id`;
+// A lateral probe per entry, never a hash join: inside a backfill's transaction the planner's
+// statistics still describe an empty table, and a hash join would read every snapshot per page.
+const SETTING_JOIN = sql`left join lateral (
+  select * from govtrail.settings_snapshot x where x.tenant_id = e.tenant_id and x.entry_id = e.entry_id) s on true`;
 
 /** Entries that set the settings: a snapshot, or a hard delete (for the few queries that filter in SQL). */
 const SETTING_FILTER = sql`(e.change_kind = 'CHANGE_KIND_HARD_DELETE' or s.entry_id is not null)`;
