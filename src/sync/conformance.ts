@@ -89,7 +89,14 @@ export async function judgeTenant(
     p.entryId !== null && tickets.has(p.entryId) ? { ...p, ticket: tickets.get(p.entryId) as string } : p,
   );
   const before =
-    fromKey === null ? new Map<string, ControlPeriod>() : await periodsBefore(db, tenantId, fromKey);
+    fromKey === null
+      ? new Map<string, ControlPeriod>()
+      : await periodsBefore(
+          db,
+          tenantId,
+          baseline.controls.map((c) => c.id),
+          fromKey,
+        );
   const { rewrite, insert } =
     fromKey === null ? { rewrite: [], insert: fresh } : splicePeriods(before, fresh, fromKey);
   await replaceControlPeriods(db, tenantId, baseline, fromKey, rewrite, insert);

@@ -273,18 +273,24 @@ function toPeriod(r: PeriodRow): ControlPeriod {
   };
 }
 
-/** Per control, the last stored period that began before `key`: what a judgement from `key` continues. */
+/**
+ * Per control, the last stored period that began before `key`: what a judgement from `key`
+ * continues. One index probe per control, whatever the length of the history.
+ */
 export async function periodsBefore(
   db: Session,
   tenantId: string,
+  controlIds: readonly string[],
   key: string,
 ): Promise<Map<string, ControlPeriod>> {
+  if (controlIds.length === 0) return new Map();
   const { rows } = await sql<PeriodRow>`
-    select distinct on (control_id) control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind,
-           actor_user_id, ticket, value
-    from govtrail.control_period
-    where tenant_id = ${tenantId} and valid_from_key < ${key}
-    order by control_id, valid_from_key desc`.execute(db);
+    select p.* from unnest(${[...controlIds]}::text[]) as c(id)
+    cross join lateral (
+      select control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value
+      from govtrail.control_period
+      where tenant_id = ${tenantId} and control_id = c.id and valid_from_key < ${key}
+      order by valid_from_key desc limit 1) p`.execute(db);
   return new Map(rows.map((r) => [r.control_id, toPeriod(r)]));
 }
 
