@@ -111,9 +111,15 @@ export async function periodsOf(
     return { periods: await readControlPeriods(db, tenant, fromKey, toKey), stored: true };
   }
   const judge = new HistoryJudge(baseline, { tenant, loadedAtKey });
-  await readSettingEntries(db, tenant, null, (page) => {
-    for (const e of page) judge.push(e);
-  });
+  await readSettingEntries(
+    db,
+    tenant,
+    null,
+    (page) => {
+      for (const e of page) judge.push(e);
+    },
+    { fields: baseline.controls.map((c) => c.field.name) },
+  );
   const periods = judge.finish();
   const tickets = await ticketsOf(db, tenant, [
     ...new Set(periods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),

@@ -78,9 +78,15 @@ export async function judgeTenant(
     fromKey = earliest;
   }
   const judge = new HistoryJudge(baseline, { tenant: tenantId, loadedAtKey: firstLoadedKey });
-  const entriesJudged = await readSettingEntries(db, tenantId, fromKey, (page) => {
-    for (const e of page) judge.push(e);
-  });
+  const entriesJudged = await readSettingEntries(
+    db,
+    tenantId,
+    fromKey,
+    (page) => {
+      for (const e of page) judge.push(e);
+    },
+    { fields: baseline.controls.map((c) => c.field.name) },
+  );
   const judgedPeriods = judge.finish();
   const tickets = await ticketsOf(db, tenantId, [
     ...new Set(judgedPeriods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),

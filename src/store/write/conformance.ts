@@ -109,21 +109,47 @@ const WIRE_DURATION = (column: string) =>
 
 // The settings are read from settings_snapshot's typed columns (the normaliser's own reading of the
 // wire, proto3 defaults included), not by parsing each entry's raw JSON: a fifth of the cost.
-const SETTING_COLUMNS = sql`
+const META_COLUMNS = sql`
   e.entry_id, e.created_at::text as pos_at, e.created_at_text, ${UTC_KEY('e.created_at')} as utc_key,
   e.actor_kind, e.actor_user_id,
   e.change_kind = 'CHANGE_KIND_HARD_DELETE' as deleted,
-  s.entry_id is not null as has_snapshot,
-  s.allowed_client_types, s.audit_verbosity, s.auto_discovery_enabled, s.default_tool_classification,
-  ${WIRE_DURATION('s.discovery_interval')} as discovery_interval,
-  ${WIRE_DURATION('s.inactivity_close_after')} as inactivity_close_after,
-  ${WIRE_DURATION('s.inactivity_hide_after')} as inactivity_hide_after,
-  ${WIRE_DURATION('s.retention_delete_after')} as retention_delete_after,
-  s.enabled, s.prefer_code_mode_over_direct_tools, s.require_tool_approval, s.surface_requestable_tools,
-  case when s.extra_fields <> '{}'::jsonb then s.extra_fields end as extra_fields`;
+  s.entry_id is not null as has_snapshot`;
 
-// A lateral probe per entry, never a hash join: inside a backfill's transaction the planner's
-// statistics still describe an empty table, and a hash join would read every snapshot per page.
+/** The typed columns of settings_snapshot the judge reads, each as the row field wireOf expects. */
+const VALUE_COLUMNS: Readonly<Record<string, ReturnType<typeof sql.raw>>> = {
+  allowed_client_types: sql.raw('s.allowed_client_types'),
+  audit_verbosity: sql.raw('s.audit_verbosity'),
+  auto_discovery_enabled: sql.raw('s.auto_discovery_enabled'),
+  default_tool_classification: sql.raw('s.default_tool_classification'),
+  discovery_interval: WIRE_DURATION('s.discovery_interval'),
+  inactivity_close_after: WIRE_DURATION('s.inactivity_close_after'),
+  inactivity_hide_after: WIRE_DURATION('s.inactivity_hide_after'),
+  retention_delete_after: WIRE_DURATION('s.retention_delete_after'),
+  enabled: sql.raw('s.enabled'),
+  prefer_code_mode_over_direct_tools: sql.raw('s.prefer_code_mode_over_direct_tools'),
+  require_tool_approval: sql.raw('s.require_tool_approval'),
+  surface_requestable_tools: sql.raw('s.surface_requestable_tools'),
+  extra_fields: sql.raw(`case when s.extra_fields <> '{}'::jsonb then s.extra_fields end`),
+};
+
+/**
+ * The select list for the fields a baseline judges (every field when none is given): a baseline
+ * of six controls reads six columns of each entry, not fourteen.
+ */
+function settingColumns(fields: readonly string[] | undefined) {
+  const wanted =
+    fields === undefined
+      ? Object.keys(VALUE_COLUMNS)
+      : [...new Set(fields.map((f) => (f.startsWith('extra_fields.') ? 'extra_fields' : f)))];
+  const parts = wanted.flatMap((f) => {
+    const column = VALUE_COLUMNS[f];
+    return column === undefined ? [] : [sql`${column} as ${sql.ref(f)}`];
+  });
+  return parts.length === 0 ? META_COLUMNS : sql`${META_COLUMNS}, ${sql.join(parts)}`;
+}
+
+const SETTING_COLUMNS = settingColumns(undefined);
+
 const SETTING_JOIN = sql`left join lateral (
   select * from govtrail.settings_snapshot x where x.tenant_id = e.tenant_id and x.entry_id = e.entry_id) s on true`;
 
@@ -133,13 +159,13 @@ const SETTING_FILTER = sql`(e.change_kind = 'CHANGE_KIND_HARD_DELETE' or s.entry
 /** The snapshot as the wire would have carried it, rebuilt from the typed columns. */
 function wireOf(r: SettingRow): WireSettings {
   const w: Record<string, unknown> = {};
-  if (r.extra_fields !== null) {
+  if (r.extra_fields != null) {
     for (const [k, v] of Object.entries(r.extra_fields)) {
       if (!k.startsWith('defaultClientLifecycle.')) w[k] = v;
     }
   }
   const set = (key: string, v: unknown) => {
-    if (v !== null) w[key] = v;
+    if (v !== null && v !== undefined) w[key] = v;
   };
   set('allowedClientTypes', r.allowed_client_types);
   set('auditVerbosity', r.audit_verbosity);
@@ -151,10 +177,10 @@ function wireOf(r: SettingRow): WireSettings {
   set('requireToolApproval', r.require_tool_approval);
   set('surfaceRequestableTools', r.surface_requestable_tools);
   const lifecycle: Record<string, unknown> = {};
-  if (r.inactivity_close_after !== null) lifecycle['inactivityCloseAfter'] = r.inactivity_close_after;
-  if (r.inactivity_hide_after !== null) lifecycle['inactivityHideAfter'] = r.inactivity_hide_after;
-  if (r.retention_delete_after !== null) lifecycle['retentionDeleteAfter'] = r.retention_delete_after;
-  if (r.extra_fields !== null) {
+  if (r.inactivity_close_after != null) lifecycle['inactivityCloseAfter'] = r.inactivity_close_after;
+  if (r.inactivity_hide_after != null) lifecycle['inactivityHideAfter'] = r.inactivity_hide_after;
+  if (r.retention_delete_after != null) lifecycle['retentionDeleteAfter'] = r.retention_delete_after;
+  if (r.extra_fields != null) {
     for (const [k, v] of Object.entries(r.extra_fields)) {
       if (k.startsWith('defaultClientLifecycle.')) lifecycle[k.slice('defaultClientLifecycle.'.length)] = v;
     }
@@ -208,15 +234,17 @@ export async function readSettingEntries(
   tenantId: string,
   fromKey: string | null,
   onPage: (entries: JudgedEntry[]) => void | Promise<void>,
-  pageSize = 5000,
+  options: { readonly pageSize?: number; readonly fields?: readonly string[] } = {},
 ): Promise<number> {
+  const pageSize = options.pageSize ?? 5000;
+  const columns = settingColumns(options.fields);
   let after: string | null = null;
   let total = 0;
   // The first page starts a microsecond early: created_at is the key rounded to the microsecond.
   const lower = fromKey === null ? null : fromKey;
   for (;;) {
     const { rows } = await sql<SettingRow>`
-      select ${SETTING_COLUMNS}
+      select ${columns}
       from govtrail.history_entry e ${SETTING_JOIN}
       where e.tenant_id = ${tenantId}
         and (${after}::timestamptz is null or e.created_at > ${after}::timestamptz)
@@ -228,7 +256,7 @@ export async function readSettingEntries(
     if (rows.length === pageSize) {
       // The rest of the last microsecond, so that it is ordered in one piece.
       const rest = await sql<SettingRow>`
-        select ${SETTING_COLUMNS}
+        select ${columns}
         from govtrail.history_entry e ${SETTING_JOIN}
         where e.tenant_id = ${tenantId}
           and e.created_at = ${last.pos_at}::timestamptz and e.entry_id > ${last.entry_id}
