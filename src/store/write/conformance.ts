@@ -83,7 +83,8 @@ interface SettingRow {
   entry_id: string;
   pos_at: string;
   created_at_text: string | null;
-  utc_key: string;
+  /** The key from created_at, computed only when there is no created_at_text. */
+  utc_key: string | null;
   actor_kind: string | null;
   actor_user_id: string | null;
   deleted: boolean;
@@ -110,7 +111,8 @@ const WIRE_DURATION = (column: string) =>
 // The settings are read from settings_snapshot's typed columns (the normaliser's own reading of the
 // wire, proto3 defaults included), not by parsing each entry's raw JSON: a fifth of the cost.
 const META_COLUMNS = sql`
-  e.entry_id, e.created_at::text as pos_at, e.created_at_text, ${UTC_KEY('e.created_at')} as utc_key,
+  e.entry_id, e.created_at::text as pos_at, e.created_at_text,
+  case when e.created_at_text is null then ${UTC_KEY('e.created_at')} end as utc_key,
   e.actor_kind, e.actor_user_id,
   e.change_kind = 'CHANGE_KIND_HARD_DELETE' as deleted,
   s.entry_id is not null as has_snapshot`;
@@ -191,7 +193,7 @@ function wireOf(r: SettingRow): WireSettings {
 
 function toJudged(r: SettingRow): JudgedEntry {
   return {
-    key: parseTimestamp(r.created_at_text)?.key ?? r.utc_key,
+    key: parseTimestamp(r.created_at_text)?.key ?? (r.utc_key as string),
     entryId: r.entry_id,
     snapshot: r.deleted ? null : wireOf(r),
     actorKind: r.actor_kind,
