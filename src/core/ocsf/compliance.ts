@@ -177,16 +177,7 @@ export function complianceChangeToFinding(
   const activity = input.previousStatus === null ? COMPLIANCE_ACTIVITY.create : COMPLIANCE_ACTIVITY.update;
   const failing = input.status === 'fail' || input.status === 'deleted';
   const severityId = failing ? severityIdOfControl(control.severity) : 1;
-  const cStatus = complianceStatusOf(input.status);
   const fStatus = findingStatusOf(input.status);
-  const standards = Object.keys(control.frameworks).filter((k) => (control.frameworks[k] ?? []).length > 0);
-  const requirements = standards.flatMap((s) => (control.frameworks[s] ?? []).map((r) => `${s} ${r}`));
-  const detail =
-    input.status === 'deleted'
-      ? 'the settings were hard-deleted'
-      : input.status === 'excepted'
-        ? `accepted by an exception${nonEmpty(input.exceptionRationale) ? `: ${input.exceptionRationale}` : ''}`
-        : undefined;
   const findingUid = complianceFindingUid(input.tenantId, input.baseline.id, control.id);
   const actor = actorOf(input.actorKind, input.actorUserId);
   const cause = input.entryId !== null ? `entry ${input.entryId}` : 'exception boundary';
@@ -224,21 +215,7 @@ export function complianceChangeToFinding(
     } since ${input.at}, by ${cause}`,
     status_id: fStatus.id,
     status: fStatus.name,
-    compliance: {
-      control: control.id,
-      desc: control.title,
-      standards,
-      ...(requirements.length > 0 ? { requirements } : {}),
-      control_parameters: [
-        { name: 'field', value: control.field },
-        { name: 'expect', value: control.expect },
-        { name: 'baseline', value: input.baseline.id },
-        { name: 'baseline_sha256', value: input.baseline.sha256 },
-      ],
-      status_id: cStatus.id,
-      status: cStatus.name,
-      ...(detail !== undefined ? { status_details: [detail] } : {}),
-    },
+    compliance: complianceOf(input),
     finding_info: {
       uid: findingUid,
       title: `${control.id} ${control.title}`,
@@ -273,6 +250,35 @@ export function complianceChangeToFinding(
       ...(input.previousStatus !== null ? { previous_status: input.previousStatus } : {}),
       frameworks: control.frameworks,
     },
+  };
+}
+
+/** The `compliance` object: the control, its standards and references, its status. */
+function complianceOf(input: ComplianceChangeInput): OcsfCompliance {
+  const { control } = input;
+  const status = complianceStatusOf(input.status);
+  const standards = Object.keys(control.frameworks).filter((k) => (control.frameworks[k] ?? []).length > 0);
+  const requirements = standards.flatMap((s) => (control.frameworks[s] ?? []).map((r) => `${s} ${r}`));
+  const detail =
+    input.status === 'deleted'
+      ? 'the settings were hard-deleted'
+      : input.status === 'excepted'
+        ? `accepted by an exception${nonEmpty(input.exceptionRationale) ? `: ${input.exceptionRationale}` : ''}`
+        : undefined;
+  return {
+    control: control.id,
+    desc: control.title,
+    standards,
+    ...(requirements.length > 0 ? { requirements } : {}),
+    control_parameters: [
+      { name: 'field', value: control.field },
+      { name: 'expect', value: control.expect },
+      { name: 'baseline', value: input.baseline.id },
+      { name: 'baseline_sha256', value: input.baseline.sha256 },
+    ],
+    status_id: status.id,
+    status: status.name,
+    ...(detail !== undefined ? { status_details: [detail] } : {}),
   };
 }
 
