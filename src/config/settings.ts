@@ -14,6 +14,7 @@ import { configuredSinks } from '../alerts/sinks/sink-settings.js';
 import { ConfigError } from '../core/errors.js';
 import { type Env, nonEmpty } from '../core/setting-values.js';
 import type { HttpConfig, TenantConfig } from '../source/client-config.js';
+import { tenantBaselineFiles } from './baseline.js';
 import { type ConfigFile, configFileKeys, fileKeyVariable, readConfigFile } from './config-file.js';
 import {
   boolSetting,
@@ -51,6 +52,10 @@ export interface Config {
   readonly maxPages: number;
   /** YAML rule file replacing or extending the built-in pack. */
   readonly alertRulesPath: string | undefined;
+  /** `GOVTRAIL_BASELINE`: the baseline file that judges every tenant without one of its own. */
+  readonly baselinePath: string | undefined;
+  /** Each tenant's own `baseline:` in GOVTRAIL_CONFIG (absolute paths), by tenant name. */
+  readonly tenantBaselines: Readonly<Record<string, string>>;
   /** When true, a backfill raises per-entry alerts instead of one digest (S9). */
   readonly backfillPerEntryAlerts: boolean;
   /**
@@ -241,6 +246,8 @@ function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
     lookbackMs: defaults.lookbackMs,
     maxPages: intSetting(env, 'GOVTRAIL_MAX_PAGES', 200_000, 1, 100_000_000),
     alertRulesPath: resolved('GOVTRAIL_ALERT_RULES'),
+    baselinePath: resolved('GOVTRAIL_BASELINE'),
+    tenantBaselines: tenantBaselineFiles(doc),
     backfillPerEntryAlerts: boolSetting(env, 'GOVTRAIL_BACKFILL_PER_ENTRY_ALERTS', false),
     sinks,
     runbookUrl: runbookUrlSetting(env, 'GOVTRAIL_RUNBOOK_URL'),

@@ -132,6 +132,8 @@ const yamlTenantSchema = z
     client_secret_file: z.string().optional(),
     page_size: z.union([z.number(), z.string()]).optional(),
     lookback: z.union([z.number(), z.string()]).optional(),
+    /** The baseline file that judges this tenant (config/baseline.ts reads it). */
+    baseline: z.string().optional(),
   })
   .strict();
 

@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   ABORTED: 'the work was cancelled (shutdown signal or timeout)',
   DELIVERY_FAILED: 'an alert sink refused or could not be reached',
   RULES_INVALID: 'the alert rule file is invalid (exit code 2)',
+  BASELINE_INVALID:
+    'the baseline file is invalid: one line naming the file, the line and the problem (exit code 2)',
   TAMPERED: 'the tamper-evidence chain does not verify',
   INTERNAL: 'a bug in govtrail; please report it with the log',
 } as const;
@@ -97,7 +99,7 @@ export function isAbortError(err: unknown): boolean {
 }
 
 /** Codes of errors the operator fixes in a setting, an argument or the rule file: exit code 2. */
-const USAGE_CODES: ReadonlySet<ErrorCode> = new Set(['CONFIG', 'USAGE', 'RULES_INVALID']);
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set(['CONFIG', 'USAGE', 'RULES_INVALID', 'BASELINE_INVALID']);
 
 /** Process exit code for an error: 2 for configuration, usage and rule-file problems, 1 otherwise. */
 export function exitCodeFor(err: unknown): 1 | 2 {

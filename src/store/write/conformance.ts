@@ -1,0 +1,327 @@
+/**
+ * Repository of conformance (docs/design/conformance.md): the baseline texts, which baseline judges
+ * each tenant, the maintained periods of every control (control_period), the record of checks, and
+ * the reading of the history the judge needs.
+ */
+import { sql } from 'kysely';
+import type { Baseline } from '../../core/conformance/baseline.js';
+import type { ControlPeriod, JudgedEntry, Status } from '../../core/conformance/judge.js';
+import { toJsonbText } from '../../core/normalise/canonical.js';
+import { parseTimestamp } from '../../core/normalise/time.js';
+import type { WireSettings } from '../../core/wire.js';
+import type { Session } from '../database.js';
+
+/** The nanosecond key of a timestamptz, computed in SQL (microseconds, padded). */
+const UTC_KEY = (column: string) =>
+  sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z'`);
+
+/**
+ * Keeps the baseline's text (once per id and sha256; the first load's time stays) and returns when
+ * it was first loaded, as a nanosecond key: the approval time of an exception that gives none.
+ */
+export async function recordBaselineText(
+  db: Session,
+  baseline: Baseline,
+): Promise<{ firstLoadedKey: string }> {
+  await sql`insert into govtrail.baseline_text (baseline_id, sha256, text)
+            values (${baseline.id}, ${baseline.sha256}, ${baseline.text})
+            on conflict (baseline_id, sha256) do nothing`.execute(db);
+  const { rows } = await sql<{ key: string }>`
+    select ${UTC_KEY('first_loaded_at')} as key from govtrail.baseline_text
+    where baseline_id = ${baseline.id} and sha256 = ${baseline.sha256}`.execute(db);
+  return { firstLoadedKey: (rows[0] as { key: string }).key };
+}
+
+/** The baseline a tenant's stored periods were judged by; undefined when it has none. */
+export async function judgedBaselineOf(
+  db: Session,
+  tenantId: string,
+): Promise<{ readonly id: string; readonly sha256: string } | undefined> {
+  const { rows } = await sql<{ baseline_id: string; baseline_sha256: string }>`
+    select baseline_id, baseline_sha256 from govtrail.control_period where tenant_id = ${tenantId} limit 1`.execute(
+    db,
+  );
+  const r = rows[0];
+  return r === undefined ? undefined : { id: r.baseline_id, sha256: r.baseline_sha256 };
+}
+
+/** Records in the registry which baseline judged the tenant (a tenant not registered is left out). */
+export async function setTenantBaseline(db: Session, tenantId: string, baseline: Baseline): Promise<void> {
+  await sql`update govtrail.tenant
+            set baseline_id = ${baseline.id}, baseline_sha256 = ${baseline.sha256}, baseline_judged_at = now()
+            where tenant_id = ${tenantId}`.execute(db);
+}
+
+/**
+ * The instant of the earliest entry a run stored that set the settings (a snapshot or a hard
+ * delete), as a nanosecond key; undefined when the run stored none. created_at is the key rounded
+ * to the microsecond, so the earliest key lies among the rows of the least created_at.
+ */
+export async function earliestSettingEntryKey(
+  db: Session,
+  tenantId: string,
+  runId: number,
+): Promise<string | undefined> {
+  const { rows } = await sql<{ created_at_text: string | null; utc_key: string }>`
+    with setting as (
+      select e.created_at, e.created_at_text
+      from govtrail.history_entry e
+      where e.run_id = ${runId} and e.tenant_id = ${tenantId}
+        and (e.change_kind = 'CHANGE_KIND_HARD_DELETE' or jsonb_typeof(e.raw->'snapshot') = 'object'))
+    select s.created_at_text, ${UTC_KEY('s.created_at')} as utc_key
+    from setting s where s.created_at = (select min(created_at) from setting)`.execute(db);
+  let least: string | undefined;
+  for (const r of rows) {
+    const key = parseTimestamp(r.created_at_text)?.key ?? r.utc_key;
+    if (least === undefined || key < least) least = key;
+  }
+  return least;
+}
+
+interface SettingRow {
+  entry_id: string;
+  pos_at: string;
+  created_at_text: string | null;
+  utc_key: string;
+  actor_kind: string | null;
+  actor_user_id: string | null;
+  deleted: boolean;
+  snapshot: WireSettings | null;
+  ticket: string | null;
+}
+
+const SETTING_COLUMNS = sql`
+  e.entry_id, e.created_at::text as pos_at, e.created_at_text, ${UTC_KEY('e.created_at')} as utc_key,
+  e.actor_kind, e.actor_user_id,
+  e.change_kind = 'CHANGE_KIND_HARD_DELETE' as deleted,
+  case when e.change_kind is distinct from 'CHANGE_KIND_HARD_DELETE' then e.raw->'snapshot' end as snapshot,
+  (select coalesce(nullif(a.display_value, ''), a.raw_value) from govtrail.history_annotation a
+    where a.tenant_id = e.tenant_id and a.entry_id = e.entry_id and a.kind = 'ANNOTATION_KIND_TICKET'
+    order by a.ordinal limit 1) as ticket`;
+
+const SETTING_FILTER = sql`(e.change_kind = 'CHANGE_KIND_HARD_DELETE' or jsonb_typeof(e.raw->'snapshot') = 'object')`;
+
+function toJudged(r: SettingRow): JudgedEntry {
+  return {
+    key: parseTimestamp(r.created_at_text)?.key ?? r.utc_key,
+    entryId: r.entry_id,
+    snapshot: r.deleted ? null : r.snapshot,
+    actorKind: r.actor_kind,
+    actorUserId: r.actor_user_id,
+    ticket: r.ticket,
+  };
+}
+
+function byKey(a: JudgedEntry, b: JudgedEntry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : 0;
+}
+
+/**
+ * Reads the tenant's entries that set the settings, from the instant `fromKey` on (all when null),
+ * in (key, entryId) order, a page at a time. A page always ends with every entry of its last
+ * microsecond, so entries that differ below a microsecond are ordered by their nanoseconds.
+ */
+export async function readSettingEntries(
+  db: Session,
+  tenantId: string,
+  fromKey: string | null,
+  onPage: (entries: JudgedEntry[]) => void | Promise<void>,
+  pageSize = 5000,
+): Promise<number> {
+  let after: string | null = null;
+  let total = 0;
+  // The first page starts a microsecond early: created_at is the key rounded to the microsecond.
+  const lower = fromKey === null ? null : fromKey;
+  for (;;) {
+    const { rows } = await sql<SettingRow>`
+      select ${SETTING_COLUMNS}
+      from govtrail.history_entry e
+      where e.tenant_id = ${tenantId} and ${SETTING_FILTER}
+        and (${after}::timestamptz is null or e.created_at > ${after}::timestamptz)
+        and (${lower}::timestamptz is null or e.created_at >= ${lower}::timestamptz - interval '1 microsecond')
+      order by e.created_at, e.entry_id
+      limit ${pageSize}`.execute(db);
+    if (rows.length === 0) break;
+    const last = rows[rows.length - 1] as SettingRow;
+    if (rows.length === pageSize) {
+      // The rest of the last microsecond, so that it is ordered in one piece.
+      const rest = await sql<SettingRow>`
+        select ${SETTING_COLUMNS}
+        from govtrail.history_entry e
+        where e.tenant_id = ${tenantId} and ${SETTING_FILTER}
+          and e.created_at = ${last.pos_at}::timestamptz and e.entry_id > ${last.entry_id}
+        order by e.entry_id`.execute(db);
+      rows.push(...rest.rows);
+    }
+    let page = rows.map(toJudged);
+    if (fromKey !== null) page = page.filter((e) => e.key >= fromKey);
+    page.sort(byKey);
+    total += page.length;
+    if (page.length > 0) await onPage(page);
+    if (rows.length < pageSize) break;
+    after = last.pos_at;
+  }
+  return total;
+}
+
+interface PeriodRow {
+  control_id: string;
+  status: Exclude<Status, 'unknown'>;
+  valid_from_key: string;
+  valid_to_key: string | null;
+  entry_id: string | null;
+  actor_kind: string | null;
+  actor_user_id: string | null;
+  ticket: string | null;
+  value: unknown;
+}
+
+function toPeriod(r: PeriodRow): ControlPeriod {
+  return {
+    controlId: r.control_id,
+    status: r.status,
+    fromKey: r.valid_from_key,
+    toKey: r.valid_to_key,
+    entryId: r.entry_id,
+    actorKind: r.actor_kind,
+    actorUserId: r.actor_user_id,
+    ticket: r.ticket,
+    value: r.value,
+  };
+}
+
+/** Per control, the last stored period that began before `key`: what a judgement from `key` continues. */
+export async function periodsBefore(
+  db: Session,
+  tenantId: string,
+  key: string,
+): Promise<Map<string, ControlPeriod>> {
+  const { rows } = await sql<PeriodRow>`
+    select distinct on (control_id) control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind,
+           actor_user_id, ticket, value
+    from govtrail.control_period
+    where tenant_id = ${tenantId} and valid_from_key < ${key}
+    order by control_id, valid_from_key desc`.execute(db);
+  return new Map(rows.map((r) => [r.control_id, toPeriod(r)]));
+}
+
+/** Rows written by one statement. */
+const CHUNK = 5000;
+
+/**
+ * Replaces the tenant's periods from `fromKey` on (all of them when null) with a fresh judgement:
+ * deletes the stored rows that begin at or after it, rewrites the ends of `rewrite` (by control
+ * and start), and inserts `insert`. Runs in the caller's transaction.
+ */
+export async function replaceControlPeriods(
+  db: Session,
+  tenantId: string,
+  baseline: Pick<Baseline, 'id' | 'sha256'>,
+  fromKey: string | null,
+  rewrite: readonly ControlPeriod[],
+  insert: readonly ControlPeriod[],
+): Promise<void> {
+  if (fromKey === null)
+    await sql`delete from govtrail.control_period where tenant_id = ${tenantId}`.execute(db);
+  else
+    await sql`delete from govtrail.control_period where tenant_id = ${tenantId} and valid_from_key >= ${fromKey}`.execute(
+      db,
+    );
+  for (const p of rewrite) {
+    await sql`update govtrail.control_period
+              set valid_to_key = ${p.toKey}, valid_to = ${p.toKey}::timestamptz
+              where tenant_id = ${tenantId} and control_id = ${p.controlId} and valid_from_key = ${p.fromKey}`.execute(
+      db,
+    );
+  }
+  for (let i = 0; i < insert.length; i += CHUNK) {
+    const part = insert.slice(i, i + CHUNK);
+    await sql`
+      insert into govtrail.control_period
+        (tenant_id, baseline_id, baseline_sha256, control_id, status, valid_from, valid_to, valid_from_key,
+         valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value)
+      select ${tenantId}, ${baseline.id}, ${baseline.sha256}, p.control_id, p.status, p.from_key::timestamptz,
+             p.to_key::timestamptz, p.from_key, p.to_key, p.entry_id, p.actor_kind, p.actor_user_id, p.ticket,
+             p.value::jsonb
+      from unnest(${part.map((p) => p.controlId)}::text[], ${part.map((p) => p.status)}::text[],
+                  ${part.map((p) => p.fromKey)}::text[], ${part.map((p) => p.toKey)}::text[],
+                  ${part.map((p) => p.entryId)}::text[], ${part.map((p) => p.actorKind)}::text[],
+                  ${part.map((p) => p.actorUserId)}::text[], ${part.map((p) => p.ticket)}::text[],
+                  ${part.map((p) => (p.status === 'deleted' ? null : toJsonbText(p.value)))}::text[])
+           as p(control_id, status, from_key, to_key, entry_id, actor_kind, actor_user_id, ticket, value)`.execute(
+      db,
+    );
+  }
+}
+
+/** The stored periods of a tenant that overlap [fromKey, toKey) (all when both are null), in control then time order. */
+export async function readControlPeriods(
+  db: Session,
+  tenantId: string,
+  fromKey: string | null = null,
+  toKey: string | null = null,
+): Promise<ControlPeriod[]> {
+  const { rows } = await sql<PeriodRow>`
+    select control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value
+    from govtrail.control_period
+    where tenant_id = ${tenantId}
+      and (${toKey}::text is null or valid_from_key < ${toKey})
+      and (${fromKey}::text is null or valid_to_key is null or valid_to_key > ${fromKey})
+    order by control_id, valid_from_key`.execute(db);
+  return rows.map(toPeriod);
+}
+
+/** The periods of every tenant, grouped by tenant: for tests and the evidence pack. */
+export async function readAllControlPeriods(db: Session): Promise<Map<string, ControlPeriod[]>> {
+  const { rows } = await sql<PeriodRow & { tenant_id: string }>`
+    select tenant_id, control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value
+    from govtrail.control_period order by tenant_id, control_id, valid_from_key`.execute(db);
+  const out = new Map<string, ControlPeriod[]>();
+  for (const r of rows) out.set(r.tenant_id, [...(out.get(r.tenant_id) ?? []), toPeriod(r)]);
+  return out;
+}
+
+/** The statuses the previous `baseline check` of this tenant and baseline saw; undefined for the first. */
+export async function previousCheck(
+  db: Session,
+  tenantId: string,
+  baselineId: string,
+): Promise<Readonly<Record<string, Status>> | undefined> {
+  const { rows } = await sql<{ statuses: Record<string, Status> }>`
+    select statuses from govtrail.baseline_check where tenant_id = ${tenantId} and baseline_id = ${baselineId}
+    order by check_id desc limit 1`.execute(db);
+  return rows[0]?.statuses;
+}
+
+/** Records what a `baseline check` saw, for the next one to compare with. */
+export async function recordCheck(
+  db: Session,
+  tenantId: string,
+  baseline: Pick<Baseline, 'id' | 'sha256'>,
+  statuses: Readonly<Record<string, Status>>,
+): Promise<void> {
+  await sql`insert into govtrail.baseline_check (tenant_id, baseline_id, baseline_sha256, statuses)
+            values (${tenantId}, ${baseline.id}, ${baseline.sha256}, ${toJsonbText(statuses)}::jsonb)`.execute(
+    db,
+  );
+}
+
+/** The tenant's first and newest entries that set the settings, as keys; undefined when none. */
+export async function settingBounds(
+  db: Session,
+  tenantId: string,
+): Promise<{ readonly firstKey: string; readonly latest: JudgedEntry } | undefined> {
+  const first: JudgedEntry[] = [];
+  const { rows } = await sql<SettingRow>`
+    (select ${SETTING_COLUMNS} from govtrail.history_entry e
+     where e.tenant_id = ${tenantId} and ${SETTING_FILTER} order by e.created_at, e.entry_id limit 1)
+    union all
+    (select ${SETTING_COLUMNS} from govtrail.history_entry e
+     where e.tenant_id = ${tenantId} and ${SETTING_FILTER} order by e.created_at desc, e.entry_id desc limit 1)`.execute(
+    db,
+  );
+  for (const r of rows) first.push(toJudged(r));
+  const [a, z] = first;
+  if (a === undefined || z === undefined) return undefined;
+  return { firstKey: a.key, latest: z };
+}
