@@ -3,10 +3,15 @@
  * `compliance` object (control, standards, status), the finding's status and uid, activities, and
  * every event built here validates against the schema export of test/fixtures/ocsf.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseBaseline } from '../../src/core/conformance/baseline.js';
+import type { ControlPeriod } from '../../src/core/conformance/judge.js';
+import { DEFAULT_RANKS } from '../../src/core/diff.js';
 import {
   type ComplianceChangeInput,
   type ComplianceStatus,
+  complianceChangesOf,
   complianceChangeToFinding,
   complianceFindingUid,
   type OcsfOptions,
@@ -108,5 +113,91 @@ describe('Compliance Finding (2003)', () => {
 
   it('a bad time is refused, not emitted as NaN', () => {
     expect(() => complianceChangeToFinding(change({ at: 'yesterday' }), options)).toThrow(/RFC 3339/);
+  });
+});
+
+describe('the status changes of a period, from stored control periods', () => {
+  const text = `baseline: b
+controls:
+  - id: C1
+    title: approval
+    field: require_tool_approval
+    expect: { equals: true }
+    frameworks: { NIST-SP-800-53r5: [AC-6] }
+  - id: C2
+    field: audit_verbosity
+    expect: { at_least: AUDIT_VERBOSITY_STANDARD }
+exceptions:
+  - control: C1
+    tenants: [acme]
+    value: false
+    rationale: pilot
+    approved_by: ciso@example.com
+    approved_at: 2026-01-03T00:00:00Z
+    expires: 2026-01-04T00:00:00Z
+`;
+  const baseline = parseBaseline(text, 'b.yaml', DEFAULT_RANKS);
+  const period = (
+    controlId: string,
+    status: ControlPeriod['status'],
+    fromKey: string,
+    toKey: string | null,
+    entryId: string | null = 'E',
+  ): ControlPeriod => ({
+    controlId,
+    status,
+    fromKey,
+    toKey,
+    entryId,
+    actorKind: entryId === null ? null : 'ACTOR_KIND_API',
+    actorUserId: null,
+    ticket: null,
+    value: null,
+  });
+  const k = (d: string) => `2026-01-${d}T00:00:00.000000000Z`;
+  const periods = [
+    period('C1', 'pass', k('01'), k('02')),
+    period('C1', 'fail', k('02'), k('03')),
+    period('C1', 'excepted', k('03'), k('04'), null),
+    period('C1', 'fail', k('04'), null, null),
+    period('C2', 'fail', k('01'), k('05')),
+    period('C2', 'pass', k('05'), null),
+  ];
+
+  it('one change per period opening in [from, to), oldest first, with the status before', () => {
+    const changes = complianceChangesOf('acme', baseline, k('01'), periods, k('02'), k('05'));
+    expect(changes.map((c) => [c.at.slice(8, 10), c.control.id, c.previousStatus, c.status])).toEqual([
+      ['02', 'C1', 'pass', 'fail'],
+      ['03', 'C1', 'fail', 'excepted'],
+      ['04', 'C1', 'excepted', 'fail'],
+    ]);
+    expect(changes[1]?.exceptionRationale).toBe('pilot');
+    expect(changes[0]?.control).toMatchObject({
+      field: 'require_tool_approval',
+      frameworks: { 'NIST-SP-800-53r5': ['AC-6'] },
+    });
+  });
+
+  it('a control first period is a Create; every event validates', () => {
+    const changes = complianceChangesOf('acme', baseline, k('01'), periods, k('01'), k('06'));
+    expect(changes.filter((c) => c.previousStatus === null).map((c) => c.control.id)).toEqual(['C1', 'C2']);
+    const events = changes.map((c) => complianceChangeToFinding(c, options));
+    expect(events.map((e) => e.activity_id)).toEqual([1, 1, 2, 2, 2, 2]);
+    for (const e of events) expect(validateOcsfEvent(e)).toEqual([]);
+  });
+
+  it('the recommended baseline parses, and its every control validates as a finding', () => {
+    const recommended = parseBaseline(
+      readFileSync('baselines/recommended.yaml', 'utf8'),
+      'recommended.yaml',
+      DEFAULT_RANKS,
+    );
+    expect(recommended.controls.length).toBe(9);
+    const all = recommended.controls.map((c) => period(c.id, 'fail', k('01'), null));
+    const events = complianceChangesOf('acme', recommended, k('01'), all, k('01'), k('02')).map((c) =>
+      complianceChangeToFinding(c, options),
+    );
+    expect(events).toHaveLength(9);
+    for (const e of events) expect(validateOcsfEvent(e)).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@
  * frameworks of its references (`standards`), the references themselves (`requirements`) and the
  * status (Pass / Fail / Other "Excepted" / Unknown).
  */
+import type { Baseline } from '../conformance/baseline.js';
+import { approvedAtKey, type ControlPeriod } from '../conformance/judge.js';
 import {
   COMPLIANCE_ACTIVITY,
   COMPLIANCE_FINDING,
@@ -36,6 +38,64 @@ import type {
 
 /** A control's status at an instant (docs/design/conformance.md). */
 export type ComplianceStatus = 'pass' | 'fail' | 'excepted' | 'deleted' | 'unknown';
+
+/**
+ * The status changes of a tenant's controls that happen in [fromKey, toKey): one per stored period
+ * opening in it, with the status before (null for a control's first period). `periods` are the
+ * tenant's stored periods in control then time order, from the first on (the period before the
+ * range tells the previous status); `loadedAtKey` is when the baseline text was first loaded (the
+ * approval of an exception that gives none), to name the exception of an excepted period.
+ */
+export function complianceChangesOf(
+  tenantId: string,
+  baseline: Pick<Baseline, 'id' | 'sha256' | 'controls' | 'exceptions'>,
+  loadedAtKey: string,
+  periods: readonly ControlPeriod[],
+  fromKey: string,
+  toKey: string,
+): ComplianceChangeInput[] {
+  const out: ComplianceChangeInput[] = [];
+  const controls = new Map(baseline.controls.map((c) => [c.id, c]));
+  let previous: ControlPeriod | undefined;
+  for (const p of periods) {
+    const before = previous?.controlId === p.controlId ? previous : undefined;
+    previous = p;
+    const control = controls.get(p.controlId);
+    if (control === undefined || p.fromKey < fromKey || p.fromKey >= toKey) continue;
+    const exception =
+      p.status === 'excepted'
+        ? baseline.exceptions.find(
+            (x) =>
+              x.control === p.controlId &&
+              x.tenants.includes(tenantId) &&
+              approvedAtKey(x, { loadedAtKey }) <= p.fromKey &&
+              p.fromKey < x.expires,
+          )
+        : undefined;
+    out.push({
+      tenantId,
+      baseline: { id: baseline.id, sha256: baseline.sha256 },
+      control: {
+        id: control.id,
+        title: control.title,
+        severity: control.severity,
+        field: control.field.name,
+        expect: control.expectText,
+        frameworks: control.frameworks,
+      },
+      status: p.status,
+      previousStatus: before?.status ?? null,
+      at: p.fromKey,
+      entryId: p.entryId,
+      actorKind: p.actorKind,
+      actorUserId: p.actorUserId,
+      ticket: p.ticket,
+      exceptionRationale: exception?.rationale ?? null,
+    });
+  }
+  // Oldest first across controls, as the other classes are exported.
+  return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.control.id < b.control.id ? -1 : 1));
+}
 
 /** What the event says about the control judged. */
 export interface ComplianceControlFacts {

@@ -8,6 +8,7 @@ export {
   type ComplianceChangeInput,
   type ComplianceControlFacts,
   type ComplianceStatus,
+  complianceChangesOf,
   complianceChangeToFinding,
   complianceFindingUid,
   complianceStatusOf,
