@@ -58,7 +58,9 @@ function ocsfCommand(): Command {
       `Write the period's history and alerts as OCSF ${OCSF_SCHEMA_VERSION} events, one JSON object a line ` +
         '(JSON Lines), for a SIEM: one Entity Management event (class_uid 3004) per history entry with ' +
         'created_at in [--from, --to), with its field changes, and one Detection Finding (class_uid 2004) ' +
-        'per alert raised in [--from, --to). Entries come first, then alerts, each oldest first. The file ' +
+        'per alert raised in [--from, --to), and one Compliance Finding (class_uid 2003) per status change ' +
+        "of a control of the tenant's baseline in [--from, --to) (when a baseline judges the tenant). " +
+        'Entries come first, then alerts, then compliance findings, each oldest first. The file ' +
         'is written as FILE.partial and renamed when complete. docs/siem.md tells how to load it into ' +
         'Splunk, Elastic, Microsoft Sentinel and Amazon Security Lake.',
     )
@@ -67,7 +69,7 @@ function ocsfCommand(): Command {
     .requiredOption('--out <file>', 'the JSON Lines file to write (replaced when it exists)')
     .option(
       '--kind <kind>',
-      'what to export: changes (Entity Management), alerts (Detection Finding) or all',
+      'what to export: changes (Entity Management), alerts (Detection Finding), compliance (Compliance Finding) or all',
       'all',
     )
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
@@ -90,11 +92,19 @@ function ocsfCommand(): Command {
       checkOutputFile('--out', opts.out);
       const { createContext } = await import('../app/context.js');
       const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
+      const { findJudgingBaseline } = await import('../store/read/conformance-baseline.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
+        if (kind === 'compliance' && (await findJudgingBaseline(database.db, tenantId)) === undefined)
+          throw new GovtrailError(
+            'USAGE',
+            `--kind compliance: no baseline has judged tenant ${tenantId} (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)`,
+          );
         const result = await writeOcsfJsonl(database.db, {
+          ranks: loadRulePack(ctx.config.alertRulesPath).ranks,
           tenantId,
           from,
           to,
@@ -105,12 +115,15 @@ function ocsfCommand(): Command {
         });
         ctx.out.write(
           `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n` +
-            (kind === 'alerts'
-              ? ''
-              : `  Entity Management (3004)  ${result.entityManagement.toLocaleString('en')}  history entries\n`) +
-            (kind === 'changes'
-              ? ''
-              : `  Detection Finding (2004)  ${result.detectionFinding.toLocaleString('en')}  alerts\n`) +
+            (kind === 'changes' || kind === 'all'
+              ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
+              : '') +
+            (kind === 'alerts' || kind === 'all'
+              ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
+              : '') +
+            (kind === 'compliance' || (kind === 'all' && result.judged)
+              ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
+              : '') +
             `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
         );
       } finally {

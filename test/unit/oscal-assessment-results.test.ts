@@ -9,7 +9,9 @@ import {
   conformanceToOscal,
   type OscalControlResultInput,
   type OscalInput,
+  oscalInputOfReport,
   oscalToken,
+  type ReportLike,
   uuidV5,
 } from '../../src/core/oscal/assessment-results.js';
 import { oscalProblems } from '../helpers/oscal.js';
@@ -203,5 +205,100 @@ describe('OSCAL assessment-results', () => {
     expect(new Set(own).size).toBe(own.length);
     expect(uuidV5('a')).not.toBe(uuidV5('b'));
     expect(oscalToken('9x y')).toBe('_9x-y');
+  });
+});
+
+describe('from a baseline report (the public JSON of `baseline report`)', () => {
+  const cause = (entry: string | null, ticket: string | null = null) => ({
+    entry_id: entry,
+    actor_kind: entry === null ? null : 'ACTOR_KIND_API',
+    actor_user_id: null,
+    ticket,
+  });
+  const report: ReportLike = {
+    baseline: { id: 'b', sha256: 'ef'.repeat(32), title: 'B' },
+    from: '2026-01-01T00:00:00.000000000Z',
+    to: '2026-01-05T00:00:00.000000000Z',
+    tenants: [
+      {
+        tenant: 'acme',
+        share: { ...zero, pass: 0.5, fail: 0.25, excepted: 0.25 },
+        controls: [
+          {
+            id: 'C1',
+            title: 'approval',
+            field: 'require_tool_approval',
+            severity: 'high',
+            frameworks: { 'NIST-SP-800-53r5': ['AC-6'] },
+            share: { ...zero, pass: 0.25, fail: 0.5, excepted: 0.25 },
+            fail_periods: [
+              {
+                from: '2026-01-03T00:00:00.000000000Z',
+                to: '2026-01-05T00:00:00.000000000Z',
+                status: 'fail',
+                opened_by: cause(null),
+                closed_by: null,
+              },
+              {
+                from: '2026-01-01T00:00:00.000000000Z',
+                to: '2026-01-02T00:00:00.000000000Z',
+                status: 'fail',
+                opened_by: cause('E1', 'SEC-1'),
+                closed_by: cause('E2'),
+              },
+            ],
+            excepted_periods: [
+              {
+                from: '2026-01-02T00:00:00.000000000Z',
+                to: '2026-01-03T00:00:00.000000000Z',
+                status: 'excepted',
+                opened_by: cause('E2'),
+                closed_by: cause(null),
+              },
+            ],
+          },
+          {
+            id: 'C2',
+            title: 'verbosity',
+            field: 'audit_verbosity',
+            severity: 'medium',
+            frameworks: {},
+            share: { ...zero, pass: 1 },
+            fail_periods: [],
+            excepted_periods: [],
+          },
+        ],
+      },
+    ],
+  };
+  const input = oscalInputOfReport(report, {
+    text: 'baseline: b\n',
+    expectText: (id) => (id === 'C1' ? '{ equals: true }' : '{ at_least: AUDIT_VERBOSITY_STANDARD }'),
+    statusAtEnd: (_t, id) => (id === 'C1' ? 'fail' : 'pass'),
+    generatedAt: new Date('2026-01-06T00:00:00Z'),
+    productVersion: '1.0.0',
+  });
+
+  it('periods oldest first, fail and excepted together; the one open at the end has no end', () => {
+    const c1 = input.tenants[0]?.controls[0];
+    expect(c1?.periods.map((p) => [p.status, p.from.slice(8, 10), p.to?.slice(8, 10) ?? null])).toEqual([
+      ['fail', '01', '02'],
+      ['excepted', '02', '03'],
+      ['fail', '03', null],
+    ]);
+    expect(c1?.periods[0]?.openedBy).toEqual({
+      entryId: 'E1',
+      actorKind: 'ACTOR_KIND_API',
+      actorUserId: null,
+      ticket: 'SEC-1',
+    });
+    expect(c1?.control.expect).toBe('{ equals: true }');
+  });
+
+  it('validates, with one finding (C1) and nanosecond times as OSCAL date-times', () => {
+    const doc = conformanceToOscal(input);
+    expect(oscalProblems(doc)).toEqual([]);
+    expect(doc['assessment-results'].results[0]?.findings?.map((f) => f.target['target-id'])).toEqual(['C1']);
+    expect(doc['assessment-results'].results[0]?.start).toBe('2026-01-01T00:00:00.000000000Z');
   });
 });

@@ -332,3 +332,110 @@ export function conformanceToOscal(input: OscalInput) {
     },
   };
 }
+
+/** Who opened or closed a period, as `baseline report --format json` words it. */
+export interface ReportCauseLike {
+  readonly entry_id: string | null;
+  readonly actor_kind: string | null;
+  readonly actor_user_id: string | null;
+  readonly ticket: string | null;
+}
+
+/** A fail, deleted or excepted period, as `baseline report --format json` words it. */
+export interface ReportPeriodLike {
+  readonly from: string;
+  readonly to: string;
+  readonly status: string;
+  readonly opened_by: ReportCauseLike;
+  readonly closed_by: ReportCauseLike | null;
+}
+
+/** The part of `baseline report --format json` (docs/design/conformance.md) the document is built from. */
+export interface ReportLike {
+  readonly baseline: { readonly id: string; readonly sha256: string; readonly title: string };
+  readonly from: string;
+  readonly to: string;
+  readonly tenants: readonly {
+    readonly tenant: string;
+    readonly share: Readonly<Record<OscalStatus, number>>;
+    readonly controls: readonly {
+      readonly id: string;
+      readonly title: string;
+      readonly field: string;
+      readonly severity: string;
+      readonly frameworks: Readonly<Record<string, readonly string[]>>;
+      readonly share: Readonly<Record<OscalStatus, number>>;
+      readonly fail_periods: readonly ReportPeriodLike[];
+      readonly excepted_periods: readonly ReportPeriodLike[];
+    }[];
+  }[];
+}
+
+function causeOf(c: ReportCauseLike | null): OscalPeriodEnd | null {
+  return c === null
+    ? null
+    : { entryId: c.entry_id, actorKind: c.actor_kind, actorUserId: c.actor_user_id, ticket: c.ticket };
+}
+
+function statusWord(s: string): OscalStatus {
+  return (OSCAL_STATUSES as readonly string[]).includes(s) ? (s as OscalStatus) : 'unknown';
+}
+
+/**
+ * The document's input from a `baseline report`: the periods of each control oldest first (a
+ * period still open at the report's end has `to` null), with the baseline's text, each control's
+ * expectation in words and its status at the end of the period.
+ */
+export function oscalInputOfReport(
+  report: ReportLike,
+  extra: {
+    readonly text: string | null;
+    readonly expectText: (controlId: string) => string;
+    readonly statusAtEnd: (tenant: string, controlId: string) => OscalStatus;
+    readonly generatedAt: Date;
+    readonly productVersion: string;
+  },
+): OscalInput {
+  return {
+    baseline: {
+      id: report.baseline.id,
+      title: report.baseline.title,
+      sha256: report.baseline.sha256,
+      text: extra.text,
+    },
+    from: report.from,
+    to: report.to,
+    generatedAt: extra.generatedAt,
+    productVersion: extra.productVersion,
+    tenants: report.tenants.map((t) => ({
+      tenant: t.tenant,
+      share: t.share,
+      controls: t.controls.map((c) => {
+        const statusAtEnd = extra.statusAtEnd(t.tenant, c.id);
+        const periods = [...c.fail_periods, ...c.excepted_periods]
+          .sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))
+          .map((p) => ({
+            status: statusWord(p.status),
+            from: p.from,
+            // Open at the end: it reached `to` and nothing closed it.
+            to: p.closed_by === null && p.to === report.to && p.status === statusAtEnd ? null : p.to,
+            openedBy: causeOf(p.opened_by),
+            closedBy: causeOf(p.closed_by),
+          }));
+        return {
+          control: {
+            id: c.id,
+            title: c.title,
+            severity: c.severity,
+            field: c.field,
+            expect: extra.expectText(c.id),
+            frameworks: c.frameworks,
+          },
+          share: c.share,
+          statusAtEnd,
+          periods,
+        };
+      }),
+    })),
+  };
+}
