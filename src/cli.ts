@@ -116,6 +116,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/report.js')).reportCommand(),
   },
   {
+    name: 'baseline',
+    usage: '',
+    summary: 'judge tenants against a declared baseline: check (now) and report (a period)',
+    load: async () => (await import('./commands/baseline.js')).baselineCommand(),
+  },
+  {
     name: 'verify',
     usage: '[options]',
     summary: 'check the stored history against its hash chain, its raw entries and signed anchors',
