@@ -48,6 +48,7 @@ export function exportCommand(): Command {
       }
     });
   exp.addCommand(ocsfCommand());
+  exp.addCommand(oscalCommand());
   exp.addCommand(evidencePackCommand());
   return exp;
 }
@@ -125,6 +126,69 @@ function ocsfCommand(): Command {
               ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
               : '') +
             `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
+        );
+      } finally {
+        await database.close();
+      }
+    });
+}
+
+function oscalCommand(): Command {
+  return new Command('oscal')
+    .description(
+      'Write the conformance of the period as an OSCAL 1.2.1 assessment-results document (JSON): one result ' +
+        'per tenant judged by a baseline, one observation per control with the share of [--from, --to) it ' +
+        'spent in each status and every fail, deleted and excepted period (entry, actor, ticket), one ' +
+        'finding per control that failed at any instant, each with the framework references of the ' +
+        'baseline; the baseline text and its sha256 in back-matter. All judged tenants (one baseline), or ' +
+        'the one --tenant names. The file is written as FILE.partial and renamed when complete.',
+    )
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
+    .requiredOption('--out <file>', 'the JSON file to write (replaced when it exists)')
+    .option('-t, --tenant <name>', 'tenant (default: every tenant a baseline has judged)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
+        'missing directory of --out, unknown tenant, a tenant no baseline has judged, tenants judged by ' +
+        'different baselines).',
+    )
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string }) => {
+      const { from, to } = opts;
+      if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
+      checkOutputFile('--out', opts.out);
+      const { createContext } = await import('../app/context.js');
+      const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
+      const { listJudgedTenants } = await import('../store/read/conformance-baseline.js');
+      const { writeOscal } = await import('../outputs/conformance/oscal.js');
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const tenantIds =
+          opts.tenant !== undefined
+            ? [await resolveTenant(database.db, opts.tenant)]
+            : await listJudgedTenants(database.db);
+        if (tenantIds.length === 0)
+          throw new GovtrailError(
+            'USAGE',
+            'no tenant has been judged by a baseline (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)',
+          );
+        const r = await writeOscal(database.db, {
+          tenantIds,
+          from,
+          to,
+          out: opts.out,
+          now: new Date(),
+          productVersion: productVersion(),
+          ranks: loadRulePack(ctx.config.alertRulesPath).ranks,
+        });
+        ctx.out.write(
+          `OSCAL 1.2.1 assessment-results of ${tenantIds.join(', ')} from ${from.toISOString()} to ${to.toISOString()}, ` +
+            `baseline ${r.baseline.id} (sha256 ${r.baseline.sha256.slice(0, 12)}…)\n` +
+            `  ${r.results} result${r.results === 1 ? '' : 's'}, ${r.observations} observations (controls), ` +
+            `${r.findings} findings (controls that failed at some instant)\n` +
+            `  ${r.path} (${r.bytes.toLocaleString('en')} bytes)\n`,
         );
       } finally {
         await database.close();

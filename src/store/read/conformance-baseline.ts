@@ -21,7 +21,10 @@ export interface JudgingBaseline {
  * The baseline that judged the tenant's stored periods (the registry's tenant.baseline_*, else the
  * periods' own baseline columns); undefined when no baseline has judged it.
  */
-export async function findJudgingBaseline(db: Session, tenantId: string): Promise<JudgingBaseline | undefined> {
+export async function findJudgingBaseline(
+  db: Session,
+  tenantId: string,
+): Promise<JudgingBaseline | undefined> {
   const { rows } = await sql<{
     baseline_id: string;
     sha256: string;
@@ -38,7 +41,9 @@ export async function findJudgingBaseline(db: Session, tenantId: string): Promis
     select b.baseline_id, b.sha256, b.text, b.first_loaded_at,
            to_char(b.first_loaded_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z' as first_loaded_key
     from (select * from judged limit 1) j
-    join govtrail.baseline_text b on b.baseline_id = j.baseline_id and b.sha256 = j.baseline_sha256`.execute(db);
+    join govtrail.baseline_text b on b.baseline_id = j.baseline_id and b.sha256 = j.baseline_sha256`.execute(
+    db,
+  );
   const r = rows[0];
   if (r === undefined) return undefined;
   return {
