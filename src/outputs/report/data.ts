@@ -25,6 +25,7 @@ import {
 import type { DiscrepancyRow } from '../../store/write/discrepancies.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import { loadReportAlerts } from './alert-section.js';
+import { loadReportCompliance } from './compliance-data.js';
 import type { ReportCompliance } from './compliance-section.js';
 
 /** How many changes the report's table lists (the newest); the export has them all. */
@@ -103,5 +104,12 @@ export async function loadReportData(
     discrepancies: discrepancies.rows,
     discrepancyCount: discrepancies.total,
     ...(await loadReportAlerts(db, filter, options.pack)),
+    compliance: await loadReportCompliance(db, {
+      tenantId: options.tenantId,
+      from,
+      to,
+      now: options.now,
+      ranks: options.pack?.ranks,
+    }),
   };
 }
