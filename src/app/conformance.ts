@@ -10,6 +10,7 @@ import type { Config } from '../config/settings.js';
 import type { Baseline } from '../core/conformance/baseline.js';
 import { type ControlPeriod, HistoryJudge } from '../core/conformance/judge.js';
 import { buildCheck, buildReport, type CheckJson, type ReportJson } from '../core/conformance/report.js';
+import type { Ranks } from '../core/diff.js';
 import { GovtrailError } from '../core/errors.js';
 import type { Session } from '../store/database.js';
 import { listTenants } from '../store/read/views.js';
@@ -51,6 +52,17 @@ export class BaselineCache {
     const file = override ?? this.fileFor(tenant);
     return file === undefined ? undefined : this.load(file);
   }
+}
+
+/**
+ * The baseline that judges `tenant` under the configuration, read from its file now (a run takes
+ * an edit of the file at its next start); undefined when none does.
+ * @throws GovtrailError BASELINE_INVALID
+ */
+export function baselineFor(config: Config, tenant: string, ranks?: Ranks): Baseline | undefined {
+  const file = baselineFileFor(tenant, config.tenantBaselines[tenant], [], config.baselinePath);
+  if (file === undefined) return undefined;
+  return loadBaselineFile(file, ranks ?? loadRulePack(config.alertRulesPath).ranks);
 }
 
 /** The stored tenants a command covers, each with its baseline; a USAGE error when none has one. */

@@ -13,10 +13,12 @@ import type { Database } from '../store/database.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/write/runs.js';
 import { changesStep } from '../sync/change-step.js';
+import { combineSteps, conformanceStep } from '../sync/conformance.js';
 import { runReconcile } from '../sync/reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from '../sync/run.js';
-import type { EngineAttempt } from '../sync/run-types.js';
+import type { ChangeStep, EngineAttempt } from '../sync/run-types.js';
 import type { Alerting } from './alerting.js';
+import { baselineFor } from './conformance.js';
 
 export interface SyncTenantOptions {
   readonly database: Database;
@@ -62,6 +64,7 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
   const alerting = options.alerting;
   try {
     const run = kind === 'sync' ? runSync : runReconcile;
+    const changes = runSteps(options, alerting);
     const summary = await run({
       database: options.database,
       source: client,
@@ -71,16 +74,7 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
       pageSize: tenant.pageSize,
       lookbackMs: tenant.lookbackMs,
       maxPages: config.maxPages,
-      ...(alerting !== undefined
-        ? {
-            changes: changesStep({
-              pack: alerting.pack,
-              sinks: alerting.routes,
-              backfillPerEntryAlerts: config.backfillPerEntryAlerts,
-              ...(options.walkInMemory !== undefined ? { walkInMemory: options.walkInMemory } : {}),
-            }),
-          }
-        : {}),
+      ...(changes !== undefined ? { changes } : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
     });
@@ -100,6 +94,29 @@ async function runTenant(kind: RunKind, options: SyncTenantOptions): Promise<Syn
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The change steps of a run: field changes and rule alerts when alerting is on, then the
+ * conformance judgement when a baseline judges the tenant (docs/design/conformance.md).
+ */
+function runSteps(options: SyncTenantOptions, alerting: Alerting | undefined): ChangeStep | undefined {
+  const { config } = options;
+  const rules =
+    alerting === undefined
+      ? undefined
+      : changesStep({
+          pack: alerting.pack,
+          sinks: alerting.routes,
+          backfillPerEntryAlerts: config.backfillPerEntryAlerts,
+          ...(options.walkInMemory !== undefined ? { walkInMemory: options.walkInMemory } : {}),
+        });
+  const baseline = baselineFor(config, options.tenant.name, alerting?.pack.ranks);
+  if (baseline === undefined) return rules;
+  return combineSteps(
+    rules,
+    conformanceStep({ baseline, sinks: alerting?.routes ?? [], alerts: alerting !== undefined }),
+  );
 }
 
 /** AIGOV-017: after a failed run, alert when the tenant's streak of failures reaches the threshold. */

@@ -4,18 +4,27 @@
  * stored entries re-judges from the earliest of them on (a late arrival re-judges everything after
  * it: C4); a tenant never judged, or judged by another baseline, is judged over its whole history.
  */
+import { conformanceAlerts } from '../core/conformance/alerts.js';
 import type { Baseline } from '../core/conformance/baseline.js';
 import { type ControlPeriod, HistoryJudge, splicePeriods } from '../core/conformance/judge.js';
+import { dateKey } from '../core/normalise/time.js';
+import type { RoutedSink } from '../core/routing.js';
 import type { Session } from '../store/database.js';
 import {
   earliestSettingEntryKey,
   judgedBaselineOf,
+  lastJudgedKey,
   periodsBefore,
+  periodsInForce,
+  periodsOpenedWithoutEntry,
   readSettingEntries,
   recordBaselineText,
   replaceControlPeriods,
+  runEntryFacts,
   setTenantBaseline,
 } from '../store/write/conformance.js';
+import { insertAlerts } from '../store/write/outbox.js';
+import type { ChangeStep } from './run-types.js';
 
 /** What one judgement did. */
 export interface ConformanceOutcome {
@@ -33,6 +42,8 @@ export interface ConformanceOutcome {
   readonly before: ReadonlyMap<string, ControlPeriod>;
   /** When the baseline text was first loaded (nanosecond key). */
   readonly loadedAtKey: string;
+  /** When a run last judged the tenant before this one (registry); undefined when never. */
+  readonly previousJudgedKey: string | undefined;
 }
 
 /**
@@ -46,13 +57,22 @@ export async function judgeTenant(
   runId: number | null,
 ): Promise<ConformanceOutcome> {
   const { firstLoadedKey } = await recordBaselineText(db, baseline);
+  const previousJudgedKey = await lastJudgedKey(db, tenantId);
   const judged = await judgedBaselineOf(db, tenantId);
   const same = judged !== undefined && judged.id === baseline.id && judged.sha256 === baseline.sha256;
   let fromKey: string | null = null;
   if (same && runId !== null) {
     const earliest = await earliestSettingEntryKey(db, tenantId, runId);
     if (earliest === undefined) {
-      return { scope: 'none', entriesJudged: 0, written: [], before: new Map(), loadedAtKey: firstLoadedKey };
+      await setTenantBaseline(db, tenantId, baseline);
+      return {
+        scope: 'none',
+        entriesJudged: 0,
+        written: [],
+        before: new Map(),
+        loadedAtKey: firstLoadedKey,
+        previousJudgedKey,
+      };
     }
     fromKey = earliest;
   }
@@ -76,5 +96,85 @@ export async function judgeTenant(
     written: [...rewrite, ...insert],
     before,
     loadedAtKey: firstLoadedKey,
+    previousJudgedKey,
+  };
+}
+
+/** What the conformance step of a run needs. */
+export interface ConformanceStepOptions {
+  readonly baseline: Baseline;
+  /** The sinks with their routes (alerts are stored for them); none when alerting is off. */
+  readonly sinks: readonly RoutedSink[];
+  /** Whether to raise alerts at all. */
+  readonly alerts: boolean;
+  /** The clock (a test seam). */
+  readonly now?: () => Date;
+}
+
+const RUNBOOK =
+  'Run `govtrail baseline check --tenant <tenant>` and `govtrail baseline report` to see the control, its value and who changed it; restore the value, or record an exception in the baseline file.';
+
+/** How far back an expiry is alerted when the tenant's last judgement is not known. */
+const EXPIRY_LOOKBACK_MS = 7 * 86_400_000;
+
+/**
+ * The conformance step: judges the run's entries in the run's transaction and stores its alerts.
+ * A change step of its own, so that a run composes it after the field changes and rule alerts.
+ */
+export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
+  return {
+    async after(trx, context) {
+      const outcome = await judgeTenant(trx, context.tenantId, options.baseline, context.runId);
+      context.logger.info(
+        {
+          baseline: options.baseline.id,
+          scope: outcome.scope,
+          entriesJudged: outcome.entriesJudged,
+          periodsWritten: outcome.written.length,
+        },
+        'conformance judged',
+      );
+      if (!options.alerts) return { alerts: 0, fieldChanges: 0 };
+      const now = (options.now ?? (() => new Date()))();
+      const nowKey = dateKey(now);
+      const controlIds = options.baseline.controls.map((c) => c.id);
+      const inForce = await periodsInForce(trx, context.tenantId, controlIds, nowKey);
+      const since = outcome.previousJudgedKey ?? dateKey(new Date(now.getTime() - EXPIRY_LOOKBACK_MS));
+      const expired =
+        outcome.scope === 'full' ? [] : await periodsOpenedWithoutEntry(trx, context.tenantId, since, nowKey);
+      const ids = [...new Set(outcome.written.flatMap((p) => (p.entryId === null ? [] : [p.entryId])))];
+      const drafts = conformanceAlerts({
+        tenant: context.tenantId,
+        baseline: options.baseline,
+        scope: outcome.scope,
+        written: outcome.written,
+        before: outcome.before,
+        runEntries: await runEntryFacts(trx, context.tenantId, context.runId, ids),
+        inForce,
+        expired,
+        nowKey,
+        nowMs: now.getTime(),
+        runbook: RUNBOOK,
+      });
+      const alerts = await insertAlerts(trx, context.tenantId, context.runId, drafts, options.sinks);
+      return { alerts, fieldChanges: 0 };
+    },
+  };
+}
+
+/**
+ * Two change steps as one: both trackers are fed, `first` runs before `second`, and their counts
+ * add up. Findings go to `first` (the rule pack's step).
+ */
+export function combineSteps(first: ChangeStep | undefined, second: ChangeStep): ChangeStep {
+  if (first === undefined) return second;
+  return {
+    ...(first.track !== undefined ? { track: first.track.bind(first) } : {}),
+    ...(first.findings !== undefined ? { findings: first.findings.bind(first) } : {}),
+    async after(trx, context) {
+      const a = await first.after(trx, context);
+      const b = await second.after(trx, { ...context, tracker: undefined });
+      return { alerts: a.alerts + b.alerts, fieldChanges: a.fieldChanges + b.fieldChanges };
+    },
   };
 }

@@ -75,9 +75,10 @@ const served: { entry: SandboxEntry; snapshot: Record<string, unknown> | null; a
 
 beforeAll(async () => {
   if (!onServer) return;
-  h = await createHarness({ entries: 1, seed: 3 });
   dir = mkdtempSync(path.join(tmpdir(), 'govtrail-conf-'));
   writeFileSync(path.join(dir, 'baseline.yaml'), BASELINE_TEXT);
+  // The runs judge as they store (control_period), and the commands read what they stored.
+  h = await createHarness({ entries: 1, seed: 3 }, { GOVTRAIL_BASELINE: path.join(dir, 'baseline.yaml') });
   for (let hour = 0; hour < 24; hour++) {
     const at = atHour(hour);
     if (hour === 15) {
@@ -112,6 +113,10 @@ beforeAll(async () => {
   });
   const second = await h.sync();
   if (second.status !== 'succeeded') throw new Error(`second run ${second.status}`);
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from govtrail.control_period`.execute(
+    h.database.db,
+  );
+  if (rows[0]?.n === 0) throw new Error('the runs judged nothing');
 }, 120_000);
 
 afterAll(async () => {
@@ -169,6 +174,10 @@ describe.skipIf(!onServer)(`baseline report on a hand-made day (${NEEDS_SERVER})
       await sql<{ k: string }>`select created_at_text as k from govtrail.history_entry
       where tenant_id = 'acme' order by created_at limit 1`.execute(h.database.db)
     ).rows[0]?.k as string;
+    const seededId = (
+      await sql<{ id: string }>`select entry_id as id from govtrail.history_entry
+      where tenant_id = 'acme' order by created_at limit 1`.execute(h.database.db)
+    ).rows[0]?.id as string;
     const seededSnapshot =
       (
         await sql<{ s: Record<string, unknown> }>`select raw->'snapshot' as s from govtrail.history_entry
@@ -177,7 +186,7 @@ describe.skipIf(!onServer)(`baseline report on a hand-made day (${NEEDS_SERVER})
     const all: JudgedEntry[] = [
       {
         key: seededKey.replace(/(\.\d+)?Z$/, (m) => `${(m.slice(0, -1) || '.').padEnd(10, '0')}Z`),
-        entryId: '0',
+        entryId: seededId,
         snapshot: seededSnapshot,
         actorKind: null,
         actorUserId: null,

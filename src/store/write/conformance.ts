@@ -325,3 +325,64 @@ export async function settingBounds(
   if (a === undefined || z === undefined) return undefined;
   return { firstKey: a.key, latest: z };
 }
+
+/** When a run last judged the tenant (registry), as a nanosecond key; undefined when never or unregistered. */
+export async function lastJudgedKey(db: Session, tenantId: string): Promise<string | undefined> {
+  const { rows } = await sql<{ key: string | null }>`
+    select ${UTC_KEY('baseline_judged_at')} as key from govtrail.tenant where tenant_id = ${tenantId}`.execute(
+    db,
+  );
+  return rows[0]?.key ?? undefined;
+}
+
+/** Created-at text and change kind of the entries of `ids` that run `runId` stored. */
+export async function runEntryFacts(
+  db: Session,
+  tenantId: string,
+  runId: number,
+  ids: readonly string[],
+): Promise<Map<string, { changedAt: string | null; changeKind: string | null }>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<{
+    entry_id: string;
+    created_at_text: string | null;
+    change_kind: string | null;
+  }>`
+    select entry_id, created_at_text, change_kind from govtrail.history_entry
+    where tenant_id = ${tenantId} and run_id = ${runId} and entry_id = any(${[...ids]}::text[])`.execute(db);
+  return new Map(rows.map((r) => [r.entry_id, { changedAt: r.created_at_text, changeKind: r.change_kind }]));
+}
+
+/** Per control, the stored period in force at `key`: one index probe per control. */
+export async function periodsInForce(
+  db: Session,
+  tenantId: string,
+  controlIds: readonly string[],
+  key: string,
+): Promise<Map<string, ControlPeriod>> {
+  if (controlIds.length === 0) return new Map();
+  const { rows } = await sql<PeriodRow>`
+    select p.* from unnest(${[...controlIds]}::text[]) as c(id)
+    cross join lateral (
+      select control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value
+      from govtrail.control_period
+      where tenant_id = ${tenantId} and control_id = c.id and valid_from_key <= ${key}
+      order by valid_from_key desc limit 1) p
+    where p.valid_to_key is null or p.valid_to_key > ${key}`.execute(db);
+  return new Map(rows.map((r) => [r.control_id, toPeriod(r)]));
+}
+
+/** Periods opened by no entry (an exception's approval or expiry) that begin in (afterKey, uptoKey]. */
+export async function periodsOpenedWithoutEntry(
+  db: Session,
+  tenantId: string,
+  afterKey: string,
+  uptoKey: string,
+): Promise<ControlPeriod[]> {
+  const { rows } = await sql<PeriodRow>`
+    select control_id, status, valid_from_key, valid_to_key, entry_id, actor_kind, actor_user_id, ticket, value
+    from govtrail.control_period
+    where tenant_id = ${tenantId} and valid_from_key > ${afterKey} and valid_from_key <= ${uptoKey} and entry_id is null
+    order by control_id, valid_from_key`.execute(db);
+  return rows.map(toPeriod);
+}
