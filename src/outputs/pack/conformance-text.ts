@@ -53,7 +53,9 @@ export function exceptionsInPeriod(facts: ConformanceFacts): BaselineException[]
   });
 }
 
+/** A share as a percentage, two decimals; a share too small to show is `< 0.01 %`, never `0.00 %`. */
 function pct(share: number): string {
+  if (share > 0 && share < 0.00005) return '< 0.01 %';
   return `${(share * 100).toFixed(2)} %`;
 }
 
