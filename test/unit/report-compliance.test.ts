@@ -61,7 +61,8 @@ describe('report: compliance section', () => {
       html.indexOf('Every control over the period'),
     );
     expect(now).toContain('<strong>AIG-02</strong>');
-    expect(now).toContain('<code>AUDIT_VERBOSITY_MINIMAL</code>');
+    expect(now).toContain('<code class="v">AUDIT_VERBOSITY_MINIMAL</code>');
+    expect(now).toContain('<span title="2026-01-01T00:00:00Z">2026-01-01 00:00 UTC</span>');
     expect(now).toContain('SUPPORT · u1');
     expect(now).toContain('<span class="bad">none</span>');
     expect(now).toContain('<code>E9</code>');

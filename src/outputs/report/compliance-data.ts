@@ -44,7 +44,11 @@ export async function loadReportCompliance(
         share: r.share,
         status,
         since: period?.fromKey ?? null,
-        value: period === undefined || period.status === 'deleted' ? null : valueText(period.value),
+        // Lists with a space after each comma, so that a long client type list wraps in its cell.
+        value:
+          period === undefined || period.status === 'deleted'
+            ? null
+            : valueText(period.value).replaceAll('","', '", "'),
         entryId: period?.entryId ?? null,
         actorKind: period?.actorKind ?? null,
         actorUserId: period?.actorUserId ?? null,

@@ -44,6 +44,11 @@ export function percent(share: number): string {
   return `${(share * 100).toFixed(1)} %`;
 }
 
+/** `2026-01-04 07:48 UTC` of an RFC 3339 text, as the report's other times; the full text in a tooltip. */
+function shortTime(text: string): string {
+  return `${text.slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 function failing(s: ReportStatus): boolean {
   return s === 'fail' || s === 'deleted';
 }
@@ -83,7 +88,7 @@ export function complianceSection(c: ReportCompliance | undefined): string {
   const failingRows = now
     .map(
       (x) =>
-        `<tr><td><strong>${esc(x.id)}</strong></td><td>${esc(x.title)}</td><td><span class="badge sev-${esc(x.severity)}">${esc(x.severity)}</span></td><td><span class="bad">${esc(x.status === 'deleted' ? 'settings deleted' : 'fail')}</span></td><td class="t">${esc(x.since ?? '—')}</td><td>${x.value === null ? '—' : `<code>${esc(x.value)}</code>`}</td><td>${esc(who(x))}</td><td>${x.ticket === null || x.ticket === '' ? '<span class="bad">none</span>' : esc(x.ticket)}</td><td>${x.entryId === null ? '—' : `<code>${esc(x.entryId)}</code>`}</td></tr>`,
+        `<tr><td><strong>${esc(x.id)}</strong></td><td>${esc(x.title)}</td><td><span class="badge sev-${esc(x.severity)}">${esc(x.severity)}</span></td><td><span class="bad">${esc(x.status === 'deleted' ? 'settings deleted' : 'fail')}</span></td><td class="t">${x.since === null ? '—' : `<span title="${esc(x.since)}">${esc(shortTime(x.since))}</span>`}</td><td>${x.value === null ? '—' : `<code class="v">${esc(x.value)}</code>`}</td><td>${esc(who(x))}</td><td>${x.ticket === null || x.ticket === '' ? '<span class="bad">none</span>' : esc(x.ticket)}</td><td>${x.entryId === null ? '—' : `<code>${esc(x.entryId)}</code>`}</td></tr>`,
     )
     .join('\n');
   const controlRows = c.controls
