@@ -29,6 +29,10 @@ export interface Mutation {
 const SYNC = 'test/integration/sync-invariants.test.ts';
 const RECONCILE = 'test/integration/reconcile.test.ts';
 const REGISTRY = 'test/integration/tenant-registry.test.ts';
+const CONFORMANCE_JUDGE = 'test/property/conformance-judge.test.ts';
+const CONFORMANCE_STORE = 'test/integration/conformance-store.test.ts';
+const CONFORMANCE_SYNC = 'test/integration/conformance-sync.test.ts';
+const CONFORMANCE_CLI = 'test/integration/conformance-cli.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -776,8 +780,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/core/errors.ts',
-        find: "new Set(['CONFIG', 'USAGE', 'RULES_INVALID'])",
-        replace: "new Set(['CONFIG', 'USAGE'])",
+        find: "new Set(['CONFIG', 'USAGE', 'RULES_INVALID', 'BASELINE_INVALID'])",
+        replace: "new Set(['CONFIG', 'USAGE', 'BASELINE_INVALID'])",
       },
     ],
     tests: ['test/integration/security-usage.test.ts'],
@@ -1030,6 +1034,83 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'conformance-periods-not-closed',
+    breaks:
+      'C1: a change of status opens a period without closing the one before (periods overlap instead of tiling)',
+    patches: [
+      {
+        file: 'src/core/conformance/judge.ts',
+        find: 'if (current !== undefined) list[list.length - 1] = { ...current, toKey: at };',
+        replace: 'if (current === undefined) list.length = list.length;',
+      },
+    ],
+    tests: [CONFORMANCE_JUDGE, CONFORMANCE_STORE],
+  },
+  {
+    name: 'conformance-unknown-counted-as-pass',
+    breaks: 'C2: time before the first snapshot is counted as pass instead of unknown',
+    patches: [
+      {
+        file: 'src/core/conformance/judge.ts',
+        find: 'd.unknown = to - from - covered;',
+        replace: 'd.pass += to - from - covered;',
+      },
+    ],
+    tests: [CONFORMANCE_JUDGE, CONFORMANCE_CLI],
+  },
+  {
+    name: 'conformance-exception-any-value',
+    breaks: 'C3: an exception accepts any failing value, not only its own',
+    patches: [
+      {
+        file: 'src/core/conformance/judge.ts',
+        find: "if (w.valueKey === k) return { status: 'excepted', value };",
+        replace: "return { status: 'excepted', value };",
+      },
+    ],
+    tests: [CONFORMANCE_JUDGE, CONFORMANCE_STORE],
+  },
+  {
+    name: 'conformance-exception-never-expires',
+    breaks: 'C3: an exception holds after its expiry',
+    patches: [
+      {
+        file: 'src/core/conformance/judge.ts',
+        find: 'w.fromKey <= at && at < w.toKey',
+        replace: 'w.fromKey <= at',
+      },
+    ],
+    tests: [CONFORMANCE_JUDGE, CONFORMANCE_CLI],
+  },
+  {
+    name: 'conformance-late-arrival-not-rejudged',
+    breaks:
+      'C4: a run re-judges only the instant of its earliest entry, leaving the periods after it as they were',
+    patches: [
+      {
+        file: 'src/store/write/conformance.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: 'where tenant_id = ${tenantId} and valid_from_key >= ${fromKey}`',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        replace: 'where tenant_id = ${tenantId} and valid_from_key = ${fromKey}`',
+      },
+    ],
+    tests: [CONFORMANCE_SYNC, CONFORMANCE_STORE],
+  },
+  {
+    name: 'conformance-microsecond-order',
+    breaks:
+      'C5: entries are judged in the database order (microseconds, then id), not by their nanosecond instants',
+    patches: [
+      {
+        file: 'src/store/write/conformance.ts',
+        find: '    page.sort(byKey);\n',
+        replace: '',
+      },
+    ],
+    tests: [CONFORMANCE_STORE],
   },
 ];
 

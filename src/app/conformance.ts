@@ -22,6 +22,7 @@ import {
   recordBaselineText,
   recordCheck,
   settingBounds,
+  ticketsOf,
 } from '../store/write/conformance.js';
 
 /** Loads baseline files once each, validated against the configured rule pack's ranks. */
@@ -110,10 +111,25 @@ export async function periodsOf(
     return { periods: await readControlPeriods(db, tenant, fromKey, toKey), stored: true };
   }
   const judge = new HistoryJudge(baseline, { tenant, loadedAtKey });
-  await readSettingEntries(db, tenant, null, (page) => {
-    for (const e of page) judge.push(e);
-  });
-  return { periods: judge.finish(), stored: false };
+  await readSettingEntries(
+    db,
+    tenant,
+    null,
+    (page) => {
+      for (const e of page) judge.push(e);
+    },
+    { fields: baseline.controls.map((c) => c.field.name) },
+  );
+  const periods = judge.finish();
+  const tickets = await ticketsOf(db, tenant, [
+    ...new Set(periods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),
+  ]);
+  return {
+    periods: periods.map((p) =>
+      p.entryId !== null && tickets.has(p.entryId) ? { ...p, ticket: tickets.get(p.entryId) as string } : p,
+    ),
+    stored: false,
+  };
 }
 
 /**

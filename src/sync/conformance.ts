@@ -22,6 +22,7 @@ import {
   replaceControlPeriods,
   runEntryFacts,
   setTenantBaseline,
+  ticketsOf,
 } from '../store/write/conformance.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import type { ChangeStep } from './run-types.js';
@@ -77,12 +78,31 @@ export async function judgeTenant(
     fromKey = earliest;
   }
   const judge = new HistoryJudge(baseline, { tenant: tenantId, loadedAtKey: firstLoadedKey });
-  const entriesJudged = await readSettingEntries(db, tenantId, fromKey, (page) => {
-    for (const e of page) judge.push(e);
-  });
-  const fresh = judge.finish();
+  const entriesJudged = await readSettingEntries(
+    db,
+    tenantId,
+    fromKey,
+    (page) => {
+      for (const e of page) judge.push(e);
+    },
+    { fields: baseline.controls.map((c) => c.field.name) },
+  );
+  const judgedPeriods = judge.finish();
+  const tickets = await ticketsOf(db, tenantId, [
+    ...new Set(judgedPeriods.flatMap((p) => (p.entryId === null ? [] : [p.entryId]))),
+  ]);
+  const fresh = judgedPeriods.map((p) =>
+    p.entryId !== null && tickets.has(p.entryId) ? { ...p, ticket: tickets.get(p.entryId) as string } : p,
+  );
   const before =
-    fromKey === null ? new Map<string, ControlPeriod>() : await periodsBefore(db, tenantId, fromKey);
+    fromKey === null
+      ? new Map<string, ControlPeriod>()
+      : await periodsBefore(
+          db,
+          tenantId,
+          baseline.controls.map((c) => c.id),
+          fromKey,
+        );
   const { rewrite, insert } =
     fromKey === null ? { rewrite: [], insert: fresh } : splicePeriods(before, fresh, fromKey);
   await replaceControlPeriods(db, tenantId, baseline, fromKey, rewrite, insert);

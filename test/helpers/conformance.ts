@@ -101,3 +101,20 @@ export function keyAt(baseMs: number, seconds: number, nanos = 0): string {
   const d = new Date(baseMs + seconds * 1000);
   return `${d.toISOString().slice(0, 19)}.${String(nanos).padStart(9, '0')}Z`;
 }
+
+/** settings_snapshot rows for the snapshots of run `runId`, as the normaliser would map them (the fields used here). */
+export const SNAPSHOT_ROWS_OF_RUN = `
+  insert into govtrail.settings_snapshot
+    (tenant_id, entry_id, allowed_client_types, allows_all_client_types, audit_verbosity, auto_discovery_enabled,
+     default_tool_classification, retention_delete_after, require_tool_approval)
+  select e.tenant_id, e.entry_id,
+         case when e.raw->'snapshot' ? 'allowedClientTypes'
+              then array(select jsonb_array_elements_text(e.raw->'snapshot'->'allowedClientTypes')) end,
+         coalesce(jsonb_array_length(e.raw->'snapshot'->'allowedClientTypes'), 0) = 0,
+         e.raw->'snapshot'->>'auditVerbosity',
+         (e.raw->'snapshot'->>'autoDiscoveryEnabled')::boolean,
+         e.raw->'snapshot'->>'defaultToolClassification',
+         rtrim(e.raw->'snapshot'->'defaultClientLifecycle'->>'retentionDeleteAfter', 's')::numeric * interval '1 second',
+         (e.raw->'snapshot'->>'requireToolApproval')::boolean
+  from govtrail.history_entry e
+  where e.run_id = $1 and jsonb_typeof(e.raw->'snapshot') = 'object'`;

@@ -251,6 +251,43 @@ describe.skipIf(!onServer)(`baseline report on a hand-made day (${NEEDS_SERVER})
     });
   });
 
+  it('compliance_daily and control_status_current agree with the report, as govtrail_reader reads them', async () => {
+    const r = await runCliCaptured(
+      ['baseline', 'report', '--from', DAY, '--to', '2026-03-03', '--format', 'json'],
+      env(),
+    );
+    const controls = JSON.parse(r.stdout).tenants[0].controls as {
+      id: string;
+      share: Record<string, number>;
+    }[];
+    const { rows } = await sql<{
+      control_id: string;
+      pass: number;
+      fail: number;
+      excepted: number;
+      deleted: number;
+      unknown: number;
+    }>`
+      select control_id, pass_share::float8 as pass, fail_share::float8 as fail, excepted_share::float8 as excepted,
+             deleted_share::float8 as deleted, unknown_share::float8 as unknown
+      from govtrail.compliance_daily where tenant_id = 'acme' and day = ${DAY}::date order by control_id`.execute(
+      h.database.db,
+    );
+    expect(rows.map((x) => x.control_id)).toEqual(['AIG-01', 'AIG-02', 'AIG-03']);
+    for (const row of rows) {
+      const c = controls.find((x) => x.id === row.control_id) as { share: Record<string, number> };
+      // The view works in microseconds (valid_from / valid_to), the report in nanoseconds.
+      for (const s of ['pass', 'fail', 'excepted', 'deleted', 'unknown'] as const) {
+        expect(Math.abs(row[s] - (c.share[s] as number))).toBeLessThan(1e-8);
+      }
+    }
+    const current = await sql<{ control_id: string; status: string }>`
+      select control_id, status from govtrail.control_status_current where tenant_id = 'acme' order by control_id`.execute(
+      h.database.db,
+    );
+    expect(current.rows.find((x) => x.control_id === 'AIG-01')?.status).toBe('fail');
+  });
+
   it('report --format json has the contract shape; csv and table print', async () => {
     const r = await runCliCaptured(
       ['baseline', 'report', '--from', DAY, '--to', '2026-03-03', '--format', 'json'],

@@ -16,7 +16,7 @@ import { type Database, openDatabase, type Session } from '../../src/store/datab
 import { migrate } from '../../src/store/migrate.js';
 import { readControlPeriods, recordBaselineText } from '../../src/store/write/conformance.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
-import { brutePeriods, keyAt, shape } from '../helpers/conformance.js';
+import { brutePeriods, keyAt, SNAPSHOT_ROWS_OF_RUN, shape } from '../helpers/conformance.js';
 import { createTestDatabase, onServer, type TestDatabase } from '../helpers/database.js';
 
 const BASE = Date.UTC(2026, 9, 1);
@@ -80,6 +80,7 @@ async function storeRun(db: Session, entries: readonly Stored[]): Promise<number
         values ('acme', ${e.entryId}, 0, 'ANNOTATION_KIND_TICKET', ${e.ticket}, ${e.ticket})`.execute(db);
     }
   }
+  await sql.raw(SNAPSHOT_ROWS_OF_RUN.replace('$1', String(runId))).execute(db);
   return runId;
 }
 
@@ -199,6 +200,38 @@ for (const backend of backends) {
         }),
         { numRuns: onServer ? 40 : 25 },
       );
+    });
+
+    it('C5: entries within one microsecond are judged in nanosecond order, not in id order', async () => {
+      await database.db
+        .transaction()
+        .execute(async (trx) => {
+          // Same microsecond: the later instant has the smaller id, so id order would put it first.
+          const history: Stored[] = [
+            { nanos: 900, id: '41', approval: false },
+            { nanos: 100, id: '42', approval: true },
+          ].map((x) => ({
+            key: keyAt(BASE, 5, x.nanos),
+            createdAtText: keyAt(BASE, 5, x.nanos),
+            entryId: x.id,
+            snapshot: { requireToolApproval: x.approval, auditVerbosity: 'AUDIT_VERBOSITY_FULL' },
+            actorKind: 'ACTOR_KIND_USER',
+            actorUserId: 'u',
+            ticket: null,
+          }));
+          const runId = await storeRun(trx, history);
+          await judgeTenant(trx, 'acme', baseline, runId);
+          const periods = (await readControlPeriods(trx, 'acme')).filter((p) => p.controlId === 'C1');
+          // (The baseline's exception on C1 then accepts false from 00:20 to 01:00.)
+          expect(periods.slice(0, 2).map((p) => [p.status, p.fromKey, p.entryId])).toEqual([
+            ['pass', keyAt(BASE, 5, 100), '42'],
+            ['fail', keyAt(BASE, 5, 900), '41'],
+          ]);
+          throw new Rollback();
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof Rollback)) throw err;
+        });
     });
 
     it('a change of baseline re-judges the whole history once, and the registry records it', async () => {

@@ -8,6 +8,8 @@
  * set them (a snapshot, or a hard delete); of two entries at one instant the greater id is in force,
  * so the earlier one holds for no time at all and opens no period.
  */
+
+import { readWireField } from '../normalise/fields.js';
 import type { WireSettings } from '../wire.js';
 import type { Baseline, BaselineException, Control } from './baseline.js';
 import { effectiveValue, meets, valueKey } from './expect.js';
@@ -98,10 +100,12 @@ export function statusOf(
   if (snapshot === null) return { status: 'deleted', value: null };
   const value = effectiveValue(control.field, snapshot);
   if (meets(control.field, value, control.expect)) return { status: 'pass', value };
-  const k = valueKey(control.field, value);
+  // The value's key is computed only when an exception of this control holds at `at`.
+  let k: string | undefined;
   for (const w of windows) {
-    if (w.control === control.id && w.fromKey <= at && at < w.toKey && w.valueKey === k) {
-      return { status: 'excepted', value };
+    if (w.control === control.id && w.fromKey <= at && at < w.toKey) {
+      k ??= valueKey(control.field, value);
+      if (w.valueKey === k) return { status: 'excepted', value };
     }
   }
   return { status: 'fail', value };
@@ -176,16 +180,28 @@ export class HistoryJudge {
       const at = this.#bounds[this.#b++] as string;
       if (this.#state !== undefined) this.#judgeAt(at, undefined);
     }
-    while (this.#b < this.#bounds.length && this.#bounds[this.#b] === entry.key) this.#b++;
+    let bound = false;
+    while (this.#b < this.#bounds.length && this.#bounds[this.#b] === entry.key) {
+      this.#b++;
+      bound = true;
+    }
+    const previous = this.#state;
     this.#state = entry;
-    this.#judgeAt(entry.key, entry);
+    // Between exception boundaries a control's status depends on its field's value alone: a field
+    // whose raw value is that of the snapshot before keeps its status, and is not judged again.
+    const unchanged =
+      !bound && previous !== undefined && previous.snapshot !== null && entry.snapshot !== null
+        ? (c: Control) => sameRaw(c, previous.snapshot as WireSettings, entry.snapshot as WireSettings)
+        : undefined;
+    this.#judgeAt(entry.key, entry, unchanged);
   }
 
-  #judgeAt(at: string, opener: JudgedEntry | undefined): void {
+  #judgeAt(at: string, opener: JudgedEntry | undefined, unchanged?: (c: Control) => boolean): void {
     const state = this.#state as JudgedEntry;
     const controls = this.#baseline.controls;
     for (let c = 0; c < controls.length; c++) {
       const control = controls[c] as Control;
+      if (unchanged !== undefined && this.#open[c] !== undefined && unchanged(control)) continue;
       const { status, value } = statusOf(control, state.snapshot, at, this.#windows);
       const current = this.#open[c];
       if (current !== undefined && current.status === status) continue;
@@ -206,6 +222,24 @@ export class HistoryJudge {
       this.#open[c] = next;
     }
   }
+}
+
+/**
+ * Whether a control's field holds the same raw wire value in two snapshots: primitives and lists of
+ * primitives compared item by item; anything else (an object, an unmapped field) counts as changed.
+ */
+function sameRaw(control: Control, a: WireSettings, b: WireSettings): boolean {
+  const mapped = control.field.mapped;
+  if (mapped === undefined) return false;
+  const x = readWireField(a as unknown as Record<string, unknown>, mapped);
+  const y = readWireField(b as unknown as Record<string, unknown>, mapped);
+  if (x === y) return x === null || typeof x !== 'object';
+  if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
+    if (v !== y[i] || (v !== null && typeof v === 'object')) return false;
+  }
+  return true;
 }
 
 /**

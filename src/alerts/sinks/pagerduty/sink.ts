@@ -135,13 +135,40 @@ export function pagerDutyEvent(
   }).value;
 }
 
+/**
+ * The alert another alert resolves, when it is a resolution (a conformance CONF-002 names the
+ * CONF-001 it ends in `details.resolves`, docs/design/alerts.md): undefined for any other alert.
+ */
+export function resolvedDedupeKey(alert: AlertMessage): string | undefined {
+  const r = alert.context.details['resolves'];
+  return typeof r === 'string' && r !== '' ? r : undefined;
+}
+
+/** An Events API v2 `resolve` event: closes the open PagerDuty alert of the same `dedup_key`. */
+export function pagerDutyResolveEvent(
+  resolves: string,
+  o: { readonly routingKey: string },
+): { routing_key: string; event_action: 'resolve'; dedup_key: string; client: string } {
+  return {
+    routing_key: o.routingKey,
+    event_action: 'resolve',
+    dedup_key: pagerDutyDedupKey(resolves),
+    client: 'govtrail',
+  };
+}
+
 /** Creates the PagerDuty sink. */
 export function createPagerDutySink(o: PagerDutySinkOptions): Sink {
   const name = o.name ?? 'pagerduty';
   return {
     name,
     async deliver(alert) {
-      const event = pagerDutyEvent(alert, { routingKey: o.routingKey, runbookUrl: o.runbookUrl });
+      // A resolution resolves the alert it names, on that alert's dedup_key, instead of opening one.
+      const resolves = resolvedDedupeKey(alert);
+      const event =
+        resolves === undefined
+          ? pagerDutyEvent(alert, { routingKey: o.routingKey, runbookUrl: o.runbookUrl })
+          : pagerDutyResolveEvent(resolves, { routingKey: o.routingKey });
       await postJson({
         sink: name,
         url: o.url ?? PAGERDUTY_EVENTS_URL,
