@@ -3,9 +3,9 @@
  * tenant, the share of the period in each status, and every control's status now with the change
  * that set it, from the stored control periods.
  */
-import { valueText } from '../../core/conformance/format.js';
 import { tenantReport } from '../../core/conformance/report.js';
 import { DEFAULT_RANKS, type Ranks } from '../../core/diff.js';
+import { formatValue } from '../../core/format.js';
 import { dateKey } from '../../core/normalise/time.js';
 import type { Session } from '../../store/database.js';
 import { loadTenantConformance } from '../conformance/load.js';
@@ -44,11 +44,9 @@ export async function loadReportCompliance(
         share: r.share,
         status,
         since: period?.fromKey ?? null,
-        // Lists with a space after each comma, so that a long client type list wraps in its cell.
+        // As the report's change table shows values: short enum names, durations in words.
         value:
-          period === undefined || period.status === 'deleted'
-            ? null
-            : valueText(period.value).replaceAll('","', '", "'),
+          period === undefined || period.status === 'deleted' ? null : formatValue(r.field, period.value),
         entryId: period?.entryId ?? null,
         actorKind: period?.actorKind ?? null,
         actorUserId: period?.actorUserId ?? null,

@@ -56,7 +56,7 @@ p.verdict { font-size: 15px; margin: 0 0 14px; }
 dl.health + p.note { margin: 16px 0 10px; }
 dd .note { color: var(--muted); font-size: 13px; }
 td code { white-space: nowrap; }
-td code.v { white-space: normal; word-break: break-word; }
+td code.v { white-space: normal; }
 .ok { color: var(--tight); font-weight: 600; }
 .bad { color: var(--loose); font-weight: 600; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
