@@ -144,6 +144,7 @@ const EXPIRY_LOOKBACK_MS = 7 * 86_400_000;
 export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
   return {
     async after(trx, context) {
+      const started = performance.now();
       const outcome = await judgeTenant(trx, context.tenantId, options.baseline, context.runId);
       context.logger.info(
         {
@@ -151,6 +152,7 @@ export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
           scope: outcome.scope,
           entriesJudged: outcome.entriesJudged,
           periodsWritten: outcome.written.length,
+          ms: Math.round(performance.now() - started),
         },
         'conformance judged',
       );

@@ -68,9 +68,11 @@ async function start(text: string): Promise<{ h: Harness; file: string }> {
 /** The stored history as the brute force reads it (from the raw entries, not through the judge's reader). */
 async function storedHistory(h: Harness): Promise<JudgedEntry[]> {
   const out: JudgedEntry[] = [];
-  await readSettingEntries(h.database.db, 'acme', null, (page) => {
-    out.push(...page);
-  });
+  await h.database.db.transaction().execute((trx) =>
+    readSettingEntries(trx, 'acme', null, (page) => {
+      out.push(...page);
+    }),
+  );
   return out;
 }
 
