@@ -32,7 +32,8 @@ beforeAll(async () => {
   h = await createHarness({ entries: 160, scenarios: true });
   expect((await h.sync()).status).toBe('succeeded');
   baseline = loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS);
-  await judgeTenant(h.database.db, 'acme', baseline, null);
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db.transaction().execute((trx) => judgeTenant(trx, 'acme', baseline, null));
 });
 afterAll(async () => {
   await h?.close();

@@ -46,12 +46,12 @@ beforeAll(async () => {
   // A failed sync, for the failed-runs panels.
   expect((await h.sync({ tenant: { clientSecret: 'not-the-secret' } })).status).toBe('failed');
   // Judged by the shipped recommended baseline, for the Compliance row.
-  await judgeTenant(
-    h.database.db,
-    'acme',
-    loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS),
-    null,
-  );
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS), null),
+    );
   const oldest = served.at(-1)?.metadata?.createdAt as string;
   range = { from: new Date(Date.parse(oldest) - 86_400_000), to: new Date(Date.now() + 3_600_000) };
 });

@@ -194,7 +194,12 @@ beforeAll(async () => {
   });
   expect((await h.sync()).status).toBe('succeeded');
 
-  await judgeTenant(h.database.db, 'acme', parseBaseline(BASELINE, 'pack-test.yaml', DEFAULT_RANKS), null);
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', parseBaseline(BASELINE, 'pack-test.yaml', DEFAULT_RANKS), null),
+    );
 
   // The period starts inside the history, so settings in force at its start were set before it.
   const { rows } = await sql<{ at: Date; last: Date }>`

@@ -30,12 +30,12 @@ beforeAll(async () => {
   h.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
   expect((await h.sync()).status).toBe('succeeded');
   // Judged by the shipped recommended baseline: the report shows % compliant and what fails now.
-  await judgeTenant(
-    h.database.db,
-    'acme',
-    loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS),
-    null,
-  );
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS), null),
+    );
   file = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-report-')), 'report.html');
   // The history is dated 2025 and --to defaults to now: the period is given, to cover it.
   await writeReport(h.database.db, { tenantId: 'acme', out: file, from: new Date('2025-01-01T00:00:00Z') });
