@@ -22,6 +22,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist ./dist
 COPY sql ./sql
 COPY rules ./rules
+COPY baselines ./baselines
 # The embedded database (used only without DATABASE_URL) lives in a volume the user owns.
 RUN mkdir -p /var/lib/govtrail && chown node:node /var/lib/govtrail
 VOLUME ["/var/lib/govtrail"]

@@ -667,7 +667,7 @@ function panels(): Array<cog.Builder<Panel> | RowBuilder> {
       )
       .span(8)
       .height(8),
-    // The only row that reads every tenant (FLEET_PANELS): the fleet as the replicas serve it.
+    // The row that reads every tenant (FLEET_PANELS): the fleet as the replicas serve it.
     new RowBuilder('Fleet'),
     new Table()
       .title('Freshness by tenant')
@@ -734,14 +734,200 @@ function panels(): Array<cog.Builder<Panel> | RowBuilder> {
       .overrideByName('reconcile_failed', [color('orange')])
       .span(24)
       .height(6),
+    ...complianceRow(),
   ];
 }
 
-/** Titles of the Fleet row's panels: they read every tenant, not the one `$tenant` names. */
+/** The status of a control (control_period), as the compliance panels show it. */
+const CONTROL_STATUS = textMapping({
+  pass: { text: 'pass', color: 'green' },
+  fail: { text: 'FAIL', color: 'red' },
+  excepted: { text: 'excepted', color: 'blue' },
+  deleted: { text: 'settings deleted', color: 'dark-red' },
+  unknown: { text: 'unknown', color: 'text' },
+});
+
+/**
+ * Conformance to the tenant's baseline (docs/design/conformance.md): how much of the range the
+ * tenant was compliant, what fails now, and every control's status through the range. Last, so
+ * that the ids of the panels above stay what they were.
+ */
+function complianceRow(): Array<cog.Builder<Panel> | RowBuilder> {
+  return [
+    new RowBuilder('Compliance'),
+    new Stat()
+      .title('Compliant over the range')
+      .description(
+        "The share of the time range in which the controls of the tenant's baseline were met (pass, or excepted by an exception in force), averaged over controls and days (compliance_daily). Time before the first stored snapshot is unknown and not counted as compliant.",
+      )
+      .withTarget(
+        sql(`
+          select avg(compliant_share) as compliant
+          from govtrail.compliance_daily
+          where tenant_id = '$tenant' and $__timeFilter(day_start)
+        `),
+      )
+      .reduceOptions(field('compliant'))
+      .unit('percentunit')
+      .decimals(1)
+      .min(0)
+      .max(1)
+      .thresholds(
+        new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps([
+          { value: null, color: 'red' },
+          { value: 0.9, color: 'orange' },
+          { value: 0.99, color: 'green' },
+        ]),
+      )
+      .colorMode(BigValueColorMode.Background)
+      .graphMode(BigValueGraphMode.None)
+      .span(6)
+      .height(5),
+    new Stat()
+      .title('Controls failing now')
+      .description(
+        'How many controls of the baseline fail now: status fail, or deleted when the settings were hard-deleted (control_status_current).',
+      )
+      .withTarget(
+        sql(`
+          select count(*) filter (where status in ('fail', 'deleted')) as failing
+          from govtrail.control_status_current
+          where tenant_id = '$tenant'
+        `),
+      )
+      .reduceOptions(field('failing'))
+      .decimals(0)
+      .thresholds(
+        new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps([
+          { value: null, color: 'green' },
+          { value: 1, color: 'red' },
+        ]),
+      )
+      .colorMode(BigValueColorMode.Background)
+      .graphMode(BigValueGraphMode.None)
+      .span(6)
+      .height(5),
+    new Table()
+      .title('Controls failing now')
+      .description(
+        'Each control that fails now, since when, and the change that made it fail: its actor and ticket (control_status_current).',
+      )
+      .withTarget(
+        sql(`
+          select control_id, status, since,
+                 concat_ws(' ', actor_kind, actor_user_id) as changed_by, ticket, value::text as value, entry_id
+          from govtrail.control_status_current
+          where tenant_id = '$tenant' and status in ('fail', 'deleted')
+          order by control_id
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['control_id', 'Control'],
+          ['status', 'Status'],
+          ['since', 'Since'],
+          ['changed_by', 'Changed by'],
+          ['ticket', 'Ticket'],
+          ['value', 'Value'],
+          ['entry_id', 'Entry'],
+        ]),
+      )
+      .overrideByName('status', [
+        { id: 'mappings', value: [CONTROL_STATUS] },
+        { id: 'custom.cellOptions', value: { type: 'color-text' } },
+      ])
+      .span(12)
+      .height(5),
+    new StateTimeline()
+      .title('Control status over time')
+      .description(
+        'Every control of the baseline through the time range, one band per period of one status (control_period): pass, FAIL, excepted (an exception in force accepts the value), settings deleted.',
+      )
+      .withTarget(
+        sql(`
+          select greatest(valid_from, $__timeFrom()) as time, control_id, status
+          from govtrail.control_period
+          where tenant_id = '$tenant' and valid_from <= least($__timeTo(), now())
+            and (valid_to is null or valid_to > $__timeFrom())
+          order by control_id, valid_from
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['time', 'time'],
+          ['control_id', 'control_id'],
+          ['status', 'status'],
+        ]),
+      )
+      // One band per control: the long rows are split by control_id, each named by it.
+      .withTransformation({ id: 'partitionByValues', options: { fields: ['control_id'], keepFields: false } })
+      .mappings([CONTROL_STATUS])
+      .showValue(VisibilityMode.Never)
+      .span(24)
+      .height(8),
+    bars(new TimeSeries())
+      .title('Compliance per day')
+      .description(
+        'The share of each day the controls were compliant (pass or excepted), failing (fail or deleted) or unknown, averaged over controls (compliance_daily).',
+      )
+      .withTarget(
+        series(`
+          select $__timeGroupAlias(day_start, $__interval),
+                 avg(compliant_share) as compliant,
+                 avg(fail_share + deleted_share) as failing,
+                 avg(unknown_share) as unknown
+          from govtrail.compliance_daily
+          where tenant_id = '$tenant' and $__timeFilter(day_start)
+          group by 1
+          order by 1
+        `),
+      )
+      .unit('percentunit')
+      .decimals(1)
+      .max(1)
+      .overrideByName('compliant', [color('green')])
+      .overrideByName('failing', [color('red')])
+      .overrideByName('unknown', [color('text')])
+      .span(12)
+      .height(7),
+    new Table()
+      .title('Compliance by tenant')
+      .description(
+        'Every tenant judged by a baseline: its share of the time range compliant and failing, and how many controls fail now (compliance_daily, control_status_current).',
+      )
+      .withTarget(
+        sql(`
+          select d.tenant_id, avg(d.compliant_share) as compliant,
+                 avg(d.fail_share + d.deleted_share) as failing,
+                 (select count(*) from govtrail.control_status_current c
+                  where c.tenant_id = d.tenant_id and c.status in ('fail', 'deleted')) as failing_now
+          from govtrail.compliance_daily d
+          where $__timeFilter(d.day_start)
+          group by d.tenant_id
+          order by compliant, d.tenant_id
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['tenant_id', 'Tenant'],
+          ['compliant', 'Compliant'],
+          ['failing', 'Failing'],
+          ['failing_now', 'Controls failing now'],
+        ]),
+      )
+      .overrideByName('compliant', [unit('percentunit')])
+      .overrideByName('failing', [unit('percentunit')])
+      .span(12)
+      .height(7),
+  ];
+}
+
+/** Titles of the panels that read every tenant, not the one `$tenant` names: the Fleet row's, and one of the Compliance row. */
 export const FLEET_PANELS: readonly string[] = [
   'Freshness by tenant',
   'Stalest tenants (10)',
   'Fleet failures',
+  'Compliance by tenant',
 ];
 
 /** The dashboard, as Grafana's JSON model. */

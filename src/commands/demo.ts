@@ -2,12 +2,13 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import type { Alerting } from '../app/alerting.js';
 import type { CommandContext } from '../app/context.js';
-import type { TenantConfig } from '../config/settings.js';
+import type { Config, TenantConfig } from '../config/settings.js';
 import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { Database } from '../store/database.js';
 import type { RunSummary } from '../sync/run-types.js';
+import { demoBaselineConfig, writeComplianceSummary } from './demo-compliance.js';
 import { ExitCode } from './exit.js';
 import { formatReconcile } from './format-reconcile.js';
 import { formatSummaries } from './format-sync.js';
@@ -29,6 +30,11 @@ export function demoCommand(): Command {
     )
     .addOption(new Option('--seed <n>', 'seed of the sandbox history').default(7).argParser(integerArg(0)))
     .action(runDemo);
+}
+
+/** The configuration of the demo's runs: the recommended baseline judges the sandbox tenant. */
+function demoBaseline(config: Config): Config {
+  return demoBaselineConfig(config, DEMO_TENANT);
 }
 
 /** One sync or reconcile of the demo tenant, then alert delivery. */
@@ -65,6 +71,7 @@ async function runDemo(opts: { entries: number; seed: number }): Promise<void> {
     const summaries = await syncTwice(ctx, sandbox, run);
     await reconcileRewrite(ctx, sandbox, database, run);
     await tellStory(ctx, database, summaries);
+    await writeComplianceSummary(ctx, database, DEMO_TENANT, demoBaseline(ctx.config).baselinePath);
   } finally {
     // Last opened, first closed: the sinks, the database, then the sandbox.
     for (const thing of opened.reverse()) await thing.close();
@@ -78,11 +85,13 @@ async function demoRunner(
   alerting: Alerting,
 ): Promise<DemoRun> {
   const { reconcileTenant, syncTenant } = await import('../app/tenant-run.js');
+  // Judged by the shipped recommended baseline unless one is configured (the compliance summary).
+  const config = demoBaseline(ctx.config);
   return async (kind = 'sync') => {
     const progress = progressReporter(tenant.name, ctx.logger);
     const summary = await (kind === 'sync' ? syncTenant : reconcileTenant)({
       database,
-      config: ctx.config,
+      config,
       logger: ctx.logger,
       tenant,
       trigger: 'demo',

@@ -47,6 +47,7 @@ export function exportCommand(): Command {
       }
     });
   exp.addCommand(ocsfCommand());
+  exp.addCommand(oscalCommand());
   exp.addCommand(evidencePackCommand());
   return exp;
 }
@@ -57,7 +58,9 @@ function ocsfCommand(): Command {
       `Write the period's history and alerts as OCSF ${OCSF_SCHEMA_VERSION} events, one JSON object a line ` +
         '(JSON Lines), for a SIEM: one Entity Management event (class_uid 3004) per history entry with ' +
         'created_at in [--from, --to), with its field changes, and one Detection Finding (class_uid 2004) ' +
-        'per alert raised in [--from, --to). Entries come first, then alerts, each oldest first. The file ' +
+        'per alert raised in [--from, --to), and one Compliance Finding (class_uid 2003) per status change ' +
+        "of a control of the tenant's baseline in [--from, --to) (when a baseline judges the tenant). " +
+        'Entries come first, then alerts, then compliance findings, each oldest first. The file ' +
         'is written as FILE.partial and renamed when complete. docs/siem.md tells how to load it into ' +
         'Splunk, Elastic, Microsoft Sentinel and Amazon Security Lake.',
     )
@@ -66,7 +69,7 @@ function ocsfCommand(): Command {
     .requiredOption('--out <file>', 'the JSON Lines file to write (replaced when it exists)')
     .option(
       '--kind <kind>',
-      'what to export: changes (Entity Management), alerts (Detection Finding) or all',
+      'what to export: changes (Entity Management), alerts (Detection Finding), compliance (Compliance Finding) or all',
       'all',
     )
     .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
@@ -89,11 +92,19 @@ function ocsfCommand(): Command {
       checkOutputFile('--out', opts.out);
       const { createContext } = await import('../app/context.js');
       const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
+      const { findJudgingBaseline } = await import('../store/read/conformance-baseline.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
+        if (kind === 'compliance' && (await findJudgingBaseline(database.db, tenantId)) === undefined)
+          throw new GovtrailError(
+            'USAGE',
+            `--kind compliance: no baseline has judged tenant ${tenantId} (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)`,
+          );
         const result = await writeOcsfJsonl(database.db, {
+          ranks: loadRulePack(ctx.config.alertRulesPath).ranks,
           tenantId,
           from,
           to,
@@ -104,13 +115,79 @@ function ocsfCommand(): Command {
         });
         ctx.out.write(
           `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n` +
-            (kind === 'alerts'
-              ? ''
-              : `  Entity Management (3004)  ${result.entityManagement.toLocaleString('en')}  history entries\n`) +
-            (kind === 'changes'
-              ? ''
-              : `  Detection Finding (2004)  ${result.detectionFinding.toLocaleString('en')}  alerts\n`) +
+            (kind === 'changes' || kind === 'all'
+              ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
+              : '') +
+            (kind === 'alerts' || kind === 'all'
+              ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
+              : '') +
+            (kind === 'compliance' || (kind === 'all' && result.judged)
+              ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
+              : '') +
             `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
+        );
+      } finally {
+        await database.close();
+      }
+    });
+}
+
+function oscalCommand(): Command {
+  return new Command('oscal')
+    .description(
+      'Write the conformance of the period as an OSCAL 1.2.1 assessment-results document (JSON): one result ' +
+        'per tenant judged by a baseline, one observation per control with the share of [--from, --to) it ' +
+        'spent in each status and every fail, deleted and excepted period (entry, actor, ticket), one ' +
+        'finding per control that failed at any instant, each with the framework references of the ' +
+        'baseline; the baseline text and its sha256 in back-matter. All judged tenants (one baseline), or ' +
+        'the one --tenant names. The file is written as FILE.partial and renamed when complete.',
+    )
+    .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
+    .requiredOption('--to <time>', 'first instant excluded', timeArg)
+    .requiredOption('--out <file>', 'the JSON file to write (replaced when it exists)')
+    .option('-t, --tenant <name>', 'tenant (default: every tenant a baseline has judged)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
+        'missing directory of --out, unknown tenant, a tenant no baseline has judged, tenants judged by ' +
+        'different baselines).',
+    )
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string }) => {
+      const { from, to } = opts;
+      if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
+      checkOutputFile('--out', opts.out);
+      const { createContext } = await import('../app/context.js');
+      const { resolveTenant } = await import('../app/resolve-tenant.js');
+      const { loadRulePack } = await import('../config/rule-pack.js');
+      const { listJudgedTenants } = await import('../store/read/conformance-baseline.js');
+      const { writeOscal } = await import('../outputs/conformance/oscal.js');
+      const ctx = createContext();
+      const database = await ctx.openDatabase();
+      try {
+        const tenantIds =
+          opts.tenant !== undefined
+            ? [await resolveTenant(database.db, opts.tenant)]
+            : await listJudgedTenants(database.db);
+        if (tenantIds.length === 0)
+          throw new GovtrailError(
+            'USAGE',
+            'no tenant has been judged by a baseline (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)',
+          );
+        const r = await writeOscal(database.db, {
+          tenantIds,
+          from,
+          to,
+          out: opts.out,
+          now: new Date(),
+          productVersion: govtrailVersion(),
+          ranks: loadRulePack(ctx.config.alertRulesPath).ranks,
+        });
+        ctx.out.write(
+          `OSCAL 1.2.1 assessment-results of ${tenantIds.join(', ')} from ${from.toISOString()} to ${to.toISOString()}, ` +
+            `baseline ${r.baseline.id} (sha256 ${r.baseline.sha256.slice(0, 12)}…)\n` +
+            `  ${r.results} result${r.results === 1 ? '' : 's'}, ${r.observations} observations (controls), ` +
+            `${r.findings} findings (controls that failed at some instant)\n` +
+            `  ${r.path} (${r.bytes.toLocaleString('en')} bytes)\n`,
         );
       } finally {
         await database.close();

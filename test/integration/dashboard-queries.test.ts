@@ -13,7 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_FILE, type DashboardQuery, dashboardQueries } from '../../scripts/dashboard.js';
 import { createAlerting } from '../../src/app/alerting.js';
 import { reconcileTenant } from '../../src/app/tenant-run.js';
+import { loadBaselineFile } from '../../src/config/baseline.js';
+import { DEFAULT_RANKS } from '../../src/core/diff.js';
 import type { Session } from '../../src/store/database.js';
+import { judgeTenant } from '../../src/sync/conformance.js';
 import { expandGrafanaSql, grafanaInterval, type TimeRange } from '../helpers/grafana-macros.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -42,6 +45,13 @@ beforeAll(async () => {
   expect(reconcile.status).toBe('succeeded');
   // A failed sync, for the failed-runs panels.
   expect((await h.sync({ tenant: { clientSecret: 'not-the-secret' } })).status).toBe('failed');
+  // Judged by the shipped recommended baseline, for the Compliance row.
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS), null),
+    );
   const oldest = served.at(-1)?.metadata?.createdAt as string;
   range = { from: new Date(Date.parse(oldest) - 86_400_000), to: new Date(Date.now() + 3_600_000) };
 });
@@ -153,6 +163,9 @@ describe('the committed dashboard', () => {
       'alert_log',
       'change_log',
       'changes_without_ticket',
+      'compliance_daily',
+      'control_period',
+      'control_status_current',
       'exporter_health',
       'posture_daily',
       'run_log',
@@ -187,6 +200,31 @@ describe('the check itself', () => {
       'panel 17 Since the last successful sync',
       'panel 28 Freshness by tenant',
       'panel 29 Stalest tenants (10)',
+    ]);
+  });
+
+  it('fails the Compliance panels once a conformance view column they read is renamed', async () => {
+    const failing = await inTransaction(async (s) => {
+      await sql`alter view govtrail.compliance_daily rename column compliant_share to compliant_renamed`.execute(
+        s,
+      );
+      await sql`alter view govtrail.control_status_current rename column status to status_renamed`.execute(s);
+      const out: string[] = [];
+      for (const q of queries) {
+        try {
+          await runAsReader(s, q);
+        } catch {
+          out.push(q.name.replace(/^panel \d+ /, ''));
+        }
+      }
+      return out;
+    });
+    expect(failing).toEqual([
+      'Compliant over the range',
+      'Controls failing now',
+      'Controls failing now',
+      'Compliance per day',
+      'Compliance by tenant',
     ]);
   });
 

@@ -21,6 +21,8 @@ import { sql } from 'kysely';
 import { list as listTar } from 'tar';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli.js';
+import { parseBaseline } from '../../src/core/conformance/baseline.js';
+import { DEFAULT_RANKS } from '../../src/core/diff.js';
 import { EVIDENCE_HEADER, writeEvidenceCsv } from '../../src/outputs/evidence/evidence.js';
 import { PACK_FILES } from '../../src/outputs/pack/files.js';
 import { type Manifest, serialiseManifest } from '../../src/outputs/pack/manifest.js';
@@ -28,6 +30,8 @@ import { type EvidencePackResult, writeEvidencePack } from '../../src/outputs/pa
 import { verifyPack } from '../../src/outputs/pack/verify-pack.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { renderReport } from '../../src/outputs/report/html.js';
+import { readControlPeriods } from '../../src/store/write/conformance.js';
+import { judgeTenant } from '../../src/sync/conformance.js';
 import { parseCsv } from '../helpers/csv.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -54,6 +58,40 @@ function copyOfPack(name: string): string {
   cpSync(pack.dir, dir, { recursive: true });
   return dir;
 }
+
+/** Every file of a pack directory by its manifest name (one folder level: conformance/…). */
+function packFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? readdirSync(path.join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name],
+    )
+    .sort();
+}
+
+/** The baseline the pack's tenant is judged by: tool approval with a ticketed exception to it, and verbosity. */
+const BASELINE = `baseline: pack-test
+title: Pack test policy
+controls:
+  - id: AIG-01
+    title: Tool calls need approval
+    field: require_tool_approval
+    expect: { equals: true }
+    severity: high
+    frameworks: { NIST-SP-800-53r5: [AC-6], SOC2-TSC-2017: [CC6.1] }
+  - id: AIG-02
+    title: Audit verbosity is at least STANDARD
+    field: audit_verbosity
+    expect: { at_least: AUDIT_VERBOSITY_STANDARD }
+exceptions:
+  - control: AIG-01
+    tenants: [acme]
+    value: false
+    rationale: Pilot without approvals
+    approved_by: ciso@acme.example
+    approved_at: 2025-01-01T00:00:00Z
+    ticket: SEC-77
+    expires: 2030-01-01T00:00:00Z
+`;
 
 function csv(dir: string, name: string): string[][] {
   return parseCsv(readFileSync(path.join(dir, name), 'utf8'));
@@ -156,6 +194,13 @@ beforeAll(async () => {
   });
   expect((await h.sync()).status).toBe('succeeded');
 
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', parseBaseline(BASELINE, 'pack-test.yaml', DEFAULT_RANKS), null),
+    );
+
   // The period starts inside the history, so settings in force at its start were set before it.
   const { rows } = await sql<{ at: Date; last: Date }>`
     select (select created_at from govtrail.history_entry order by created_at offset 12 limit 1) as at,
@@ -190,7 +235,7 @@ afterEach(() => {
 describe('the pack', () => {
   it('holds exactly the documented files, each with the sha256, size and row count of its manifest', () => {
     const manifest = JSON.parse(readFileSync(path.join(pack.dir, 'manifest.json'), 'utf8')) as Manifest;
-    expect(readdirSync(pack.dir).sort()).toEqual(PACK_FILES.map((f) => f.name).sort());
+    expect(packFiles(pack.dir)).toEqual(PACK_FILES.map((f) => f.name).sort());
     expect(manifest.files.map((f) => f.name)).toEqual(
       PACK_FILES.map((f) => f.name).filter((n) => n !== 'manifest.json' && n !== 'manifest.jws'),
     );
@@ -235,6 +280,50 @@ describe('the pack', () => {
     expect(posture(packed)).toBe(posture(report));
   });
 
+  it('conformance/: the baseline judged by, its sha256, the summary, every fail and excepted period, the exceptions', async () => {
+    const dir = path.join(pack.dir, 'conformance');
+    const text = readFileSync(path.join(dir, 'baseline.yaml'), 'utf8');
+    expect(text).toBe(BASELINE);
+    expect(readFileSync(path.join(dir, 'baseline.sha256'), 'utf8')).toBe(
+      `${createHash('sha256').update(text).digest('hex')}  baseline.yaml\n`,
+    );
+    const summary = csv(pack.dir, 'conformance/summary.csv');
+    expect(summary.slice(1).map((r) => r[1])).toEqual(['AIG-01', 'AIG-02', '(all controls)']);
+    // Every fail, deleted and excepted period that overlaps the period, with its opener.
+    const stored = (await readControlPeriods(h.database.db, 'acme')).filter(
+      (p) =>
+        p.status !== 'pass' &&
+        p.fromKey < to.toISOString().replace('Z', '000000Z') &&
+        (p.toKey === null || p.toKey > from.toISOString().replace('Z', '000000Z')),
+    );
+    const periods = csv(pack.dir, 'conformance/periods.csv');
+    expect(periods.length - 1).toBe(stored.length);
+    expect(stored.length).toBeGreaterThan(0);
+    const col = (n: string) => (periods[0] as string[]).indexOf(n);
+    for (const r of periods.slice(1)) {
+      const p = stored.find(
+        (x) => x.controlId === r[col('control_id')] && (x.fromKey >= r[col('from')]! || true),
+      );
+      expect(p, r.join(',')).toBeDefined();
+      if (r[col('status')] !== 'excepted' && r[col('opened_by')] === 'entry')
+        expect(r[col('opened_by_entry_id')]).not.toBe('');
+    }
+    const exceptions = csv(pack.dir, 'conformance/exceptions.csv');
+    expect(exceptions.slice(1).map((r) => [r[1], r[3], r[7]])).toEqual([
+      ['AIG-01', 'Pilot without approvals', 'SEC-77'],
+    ]);
+  });
+
+  it('answers the auditor in plain words, in conformance/README.txt and README.txt', () => {
+    for (const file of ['README.txt', 'conformance/README.txt']) {
+      const readme = readFileSync(path.join(pack.dir, file), 'utf8');
+      expect(readme, file).toContain('Does tenant acme meet the declared policy now?');
+      expect(readme, file).toContain('Did it meet it at every moment of the period?');
+      expect(readme, file).toContain('Where not: who, which ticket, and was it accepted?');
+    }
+    expect(readFileSync(path.join(pack.dir, 'conformance/README.txt'), 'utf8')).toContain('pack-test');
+  });
+
   it('archives the directory as DIR.tar.gz, entries under DIR/', async () => {
     const names: string[] = [];
     await listTar({ file: pack.archive, onReadEntry: (e) => names.push(e.path) });
@@ -244,7 +333,7 @@ describe('the pack', () => {
 
   it('neutralises hostile annotations in every CSV and escapes them in the report', () => {
     const seen = new Set<string>();
-    for (const name of readdirSync(pack.dir).filter((n) => n.endsWith('.csv'))) {
+    for (const name of packFiles(pack.dir).filter((n) => n.endsWith('.csv'))) {
       for (const row of csv(pack.dir, name).slice(1)) {
         for (const cell of row) {
           expect(cell, `${name}: ${cell}`).not.toMatch(/^[=+\-@\t\r]/);
@@ -419,9 +508,11 @@ describe('verify-pack', () => {
     const added = copyOfPack('added');
     writeFileSync(path.join(added, 'approvals.csv'), 'ticket,approved\r\nSEC-1,yes\r\n');
     mkdirSync(path.join(added, 'extra'));
+    writeFileSync(path.join(added, 'conformance', 'waivers.csv'), 'control,waived\r\nAIG-01,yes\r\n');
     const r = await verifyPack(added, { trustedKey: trusted() });
     expect(r.problems.map((p) => [p.kind, p.file])).toEqual([
       ['unexpected', 'approvals.csv'],
+      ['unexpected', 'conformance/waivers.csv'],
       ['unexpected', 'extra'],
     ]);
   });

@@ -151,7 +151,11 @@ describe.skipIf(!onServer)(`govtrail export ocsf (${onServer ? 'server' : NEEDS_
     [['--from', '2025-01-02', '--to', '2025-01-01'], /^govtrail: --to must be later than --from/],
     [
       [...WHOLE, '--kind', 'everything'],
-      /^govtrail: --kind: unknown kind "everything" \(changes, alerts, all\)/,
+      /^govtrail: --kind: unknown kind "everything" \(changes, alerts, compliance, all\)/,
+    ],
+    [
+      [...WHOLE, '--kind', 'compliance'],
+      /^govtrail: --kind compliance: no baseline has judged tenant acme \(set GOVTRAIL_BASELINE/,
     ],
     [[...WHOLE, '--tenant', 'nope'], /^govtrail: --tenant: no entries stored for tenant "nope"/],
   ])('exits 2 with a one-line reason for %j', async (args, reason) => {

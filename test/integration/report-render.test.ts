@@ -10,7 +10,10 @@ import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../src/app/report.js';
+import { loadBaselineFile } from '../../src/config/baseline.js';
+import { DEFAULT_RANKS } from '../../src/core/diff.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
+import { judgeTenant } from '../../src/sync/conformance.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,6 +29,13 @@ beforeAll(async () => {
   h.sandbox.history.appendEntry({ set: { allowedClientTypes: [] } });
   h.sandbox.history.appendEntry({ set: { requireToolApproval: true } });
   expect((await h.sync()).status).toBe('succeeded');
+  // Judged by the shipped recommended baseline: the report shows % compliant and what fails now.
+  // Judged in a transaction, as a run judges (the judge reads through a cursor).
+  await h.database.db
+    .transaction()
+    .execute((trx) =>
+      judgeTenant(trx, 'acme', loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS), null),
+    );
   file = path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-report-')), 'report.html');
   // The history is dated 2025 and --to defaults to now: the period is given, to cover it.
   await writeReport(h.database.db, { tenantId: 'acme', out: file, from: new Date('2025-01-01T00:00:00Z') });
@@ -80,6 +90,34 @@ describe('govtrail report', () => {
     expect(panel).toMatch(
       /<td>AIGOV-\d{3}<\/td><td>[^<]+<\/td><td><code>[0-9A-Za-z]{27}<\/code><\/td><td>found by backfill<\/td>/,
     );
+  });
+
+  it('shows % compliant over the period and the controls failing now, with the change that made them fail', async () => {
+    const html = readFileSync(file, 'utf8');
+    const section = html.slice(
+      html.indexOf('<h2>Compliance</h2>'),
+      html.indexOf('<h2>Posture timeline</h2>'),
+    );
+    expect(section).toContain('govtrail-recommended');
+    expect(section).toMatch(/compliant <strong>\d+\.\d %<\/strong> of the time/);
+    // The last appended entries leave verbosity MINIMAL and every client type allowed: both fail now.
+    const failing = section.slice(
+      section.indexOf('<h2>Controls failing now</h2>'),
+      section.indexOf('<h2>Every control'),
+    );
+    expect(failing).toContain('<strong>AIG-02</strong>');
+    expect(failing).toContain('<strong>AIG-03</strong>');
+    expect(failing).not.toContain('<strong>AIG-01</strong>');
+    expect(html).toMatch(
+      /<div class="kpi warn"><div class="v">\d+\.\d %<\/div><div class="l">compliant \(\d+ controls? failing now\)<\/div><\/div>/,
+    );
+    const data = await loadReportData(h.database.db, {
+      tenantId: 'acme',
+      from: new Date('2025-01-01T00:00:00Z'),
+      now: new Date(),
+    });
+    const sum = Object.values(data.compliance?.share ?? {}).reduce((a, b) => a + b, 0);
+    expect(sum).toBeCloseTo(1, 9);
   });
 
   it('keeps entry ids on one line (issue 20, item 17)', () => {

@@ -34,6 +34,8 @@ const MODULES: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
   ['ocsf/constants', () => import('../../src/core/ocsf/constants.js')],
   ['ocsf/mapping', () => import('../../src/core/ocsf/mapping.js')],
   ['ocsf/index', () => import('../../src/core/ocsf/index.js')],
+  ['ocsf/compliance', () => import('../../src/core/ocsf/compliance.js')],
+  ['oscal/assessment-results', () => import('../../src/core/oscal/assessment-results.js')],
 ];
 
 describe('the pure core', () => {

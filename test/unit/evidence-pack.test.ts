@@ -243,10 +243,24 @@ describe('manifest and signature', () => {
   it('round-trips, and refuses a file name that leaves the directory', () => {
     const bytes = serialiseManifest(manifest);
     expect(parseManifest(bytes)).toEqual({ ok: true, manifest });
-    for (const name of ['../etc/passwd', 'a/b.csv', '.hidden', '']) {
+    for (const name of [
+      '../etc/passwd',
+      'a/b.csv',
+      '.hidden',
+      '',
+      'conformance/../x',
+      'conformance/a/b.csv',
+      '/conformance/x',
+    ]) {
       const bad = serialiseManifest({ ...manifest, files: [{ ...manifest.files[0]!, name }] });
-      expect(parseManifest(bad).ok).toBe(false);
+      expect(parseManifest(bad).ok, name).toBe(false);
     }
+    // The one folder a pack has.
+    const folder = serialiseManifest({
+      ...manifest,
+      files: [{ ...manifest.files[0]!, name: 'conformance/summary.csv' }],
+    });
+    expect(parseManifest(folder).ok).toBe(true);
     expect(parseManifest(Buffer.from('{"format":"x"}')).ok).toBe(false);
   });
 

@@ -14,6 +14,7 @@ export const OCSF_VENDOR_NAME = 'govtrail';
 /** `metadata.product.feature.name`: the stream an event belongs to. */
 export const OCSF_FEATURE_HISTORY = 'history';
 export const OCSF_FEATURE_ALERTS = 'alerts';
+export const OCSF_FEATURE_CONFORMANCE = 'conformance';
 
 /** The managed entity every event is about: the tenant's AI governance settings object. */
 export const SETTINGS_ENTITY_TYPE = 'AI Governance Settings';
@@ -31,6 +32,35 @@ export const DETECTION_FINDING = {
   className: 'Detection Finding',
   categoryUid: 2,
   categoryName: 'Findings',
+} as const;
+
+export const COMPLIANCE_FINDING = {
+  classUid: 2003,
+  className: 'Compliance Finding',
+  categoryUid: 2,
+  categoryName: 'Findings',
+} as const;
+
+/** Compliance Finding activities (`activity_id` → caption). */
+export const COMPLIANCE_ACTIVITY = {
+  create: { id: 1, name: 'Create' },
+  update: { id: 2, name: 'Update' },
+} as const;
+
+/** `compliance.status_id` captions. */
+export const COMPLIANCE_STATUS = {
+  unknown: { id: 0, name: 'Unknown' },
+  pass: { id: 1, name: 'Pass' },
+  fail: { id: 3, name: 'Fail' },
+  other: { id: 99, name: 'Other' },
+} as const;
+
+/** Finding `status_id` captions (Detection and Compliance Finding share them). */
+export const FINDING_STATUS = {
+  unknown: { id: 0, name: 'Unknown' },
+  new: { id: 1, name: 'New' },
+  suppressed: { id: 3, name: 'Suppressed' },
+  resolved: { id: 4, name: 'Resolved' },
 } as const;
 
 /** Entity Management activities govtrail uses (`activity_id` → caption). */

@@ -1,21 +1,26 @@
 /**
  * `govtrail export ocsf`: the OCSF events of a period as JSON Lines, one event a line — Entity
- * Management for the history entries, then Detection Finding for the alerts. Reads keyset pages and
+ * Management for the history entries, then Detection Finding for the alerts, then Compliance
+ * Finding for the status changes of the baseline's controls (when a baseline judges the tenant). Reads keyset pages and
  * honours the file's backpressure, so memory stays bounded whatever the period holds. The file is
  * written beside its final name and renamed when complete: a collector watching the directory
  * never picks up half an export.
  */
 import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
+import type { Ranks } from '../../core/diff.js';
+import { dateKey } from '../../core/normalise/time.js';
+import { complianceChangesOf, complianceChangeToFinding } from '../../core/ocsf/compliance.js';
 import { alertToDetectionFinding } from '../../core/ocsf/finding.js';
 import { entryToEntityManagement } from '../../core/ocsf/mapping.js';
 import type { OcsfOptions } from '../../core/ocsf/types.js';
 import type { Session } from '../../store/database.js';
 import { iterateOcsfAlerts, iterateOcsfEntries } from '../../store/read/ocsf.js';
+import { loadTenantConformance } from '../conformance/load.js';
 
 /** Which records to export. */
-export type OcsfExportKind = 'changes' | 'alerts' | 'all';
-export const OCSF_EXPORT_KINDS: readonly OcsfExportKind[] = ['changes', 'alerts', 'all'];
+export type OcsfExportKind = 'changes' | 'alerts' | 'compliance' | 'all';
+export const OCSF_EXPORT_KINDS: readonly OcsfExportKind[] = ['changes', 'alerts', 'compliance', 'all'];
 
 export interface OcsfExportOptions extends OcsfOptions {
   readonly tenantId: string;
@@ -25,6 +30,8 @@ export interface OcsfExportOptions extends OcsfOptions {
   readonly out: string;
   /** Rows per database page (default 500). */
   readonly pageSize?: number;
+  /** The rule pack's ranks, which the judging baseline's bounds are read with (compliance findings). */
+  readonly ranks?: Ranks | undefined;
 }
 
 export interface OcsfExportResult {
@@ -33,6 +40,10 @@ export interface OcsfExportResult {
   readonly entityManagement: number;
   /** Detection Finding (2004) events written. */
   readonly detectionFinding: number;
+  /** Compliance Finding (2003) events written. */
+  readonly complianceFinding: number;
+  /** Whether a baseline has judged the tenant (no compliance findings without one). */
+  readonly judged: boolean;
   readonly bytes: number;
 }
 
@@ -52,18 +63,39 @@ export async function writeOcsfJsonl(db: Session, options: OcsfExportOptions): P
   const period = { tenantId: options.tenantId, from: options.from, to: options.to };
   let entityManagement = 0;
   let detectionFinding = 0;
+  let complianceFinding = 0;
+  let judged = false;
   let complete = false;
   try {
-    if (options.kind !== 'alerts') {
+    if (options.kind === 'changes' || options.kind === 'all') {
       for await (const entry of iterateOcsfEntries(db, period, options.pageSize)) {
         await write(entryToEntityManagement(entry, mapping));
         entityManagement++;
       }
     }
-    if (options.kind !== 'changes') {
+    if (options.kind === 'alerts' || options.kind === 'all') {
       for await (const alert of iterateOcsfAlerts(db, period, options.pageSize)) {
         await write(alertToDetectionFinding(alert, mapping));
         detectionFinding++;
+      }
+    }
+    if ((options.kind === 'compliance' || options.kind === 'all') && options.ranks !== undefined) {
+      const toKey = dateKey(options.to);
+      const c = await loadTenantConformance(db, options.tenantId, options.ranks, toKey);
+      judged = c !== undefined;
+      if (c !== undefined) {
+        const changes = complianceChangesOf(
+          options.tenantId,
+          c.baseline,
+          c.loadedAtKey,
+          c.periods,
+          dateKey(options.from),
+          toKey,
+        );
+        for (const change of changes) {
+          await write(complianceChangeToFinding(change, mapping));
+          complianceFinding++;
+        }
       }
     }
     file.end();
@@ -76,5 +108,5 @@ export async function writeOcsfJsonl(db: Session, options: OcsfExportOptions): P
       rmSync(partial, { force: true });
     }
   }
-  return { path: options.out, entityManagement, detectionFinding, bytes };
+  return { path: options.out, entityManagement, detectionFinding, complianceFinding, judged, bytes };
 }

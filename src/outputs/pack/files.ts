@@ -80,6 +80,47 @@ export const PACK_FILES: readonly PackFileDescription[] = [
       'coverage of runs.csv in figures.',
   },
   {
+    name: 'conformance/README.txt',
+    answers:
+      'Does the tenant meet the declared policy now, did it at every moment of the period, and where not: who, which ticket, accepted?',
+    detail:
+      'The answer in plain words, from the control periods judged by the tenant’s baseline (docs/design/conformance.md); ' +
+      'when no baseline judged the tenant, says so and how to declare one (the files below are then absent).',
+  },
+  {
+    name: 'conformance/baseline.yaml',
+    answers: 'Which policy was the tenant judged by?',
+    detail: 'The exact baseline text the stored periods were judged by (table baseline_text), byte for byte.',
+  },
+  {
+    name: 'conformance/baseline.sha256',
+    answers: 'Is that the policy’s exact text?',
+    detail:
+      'Its sha256, the baseline’s identity with its id, in sha256sum format (`sha256sum -c baseline.sha256` inside conformance/).',
+  },
+  {
+    name: 'conformance/summary.csv',
+    answers: 'How much of the period did each control pass, fail, or hold only by an exception?',
+    detail:
+      'One row per control and one for all controls: the share of [from, to) in each status (pass, fail, excepted, ' +
+      'deleted, unknown), the compliant share, the status at the end, the number and longest of the fail periods.',
+  },
+  {
+    name: 'conformance/periods.csv',
+    answers:
+      'When exactly was each control out of policy, who changed it, under which ticket, and was it accepted?',
+    detail:
+      'Every fail, deleted and excepted period overlapping the period (view control_period), cut to it, with the ' +
+      'entry, actor and ticket that opened and closed it, and for an excepted period the exception that accepted it.',
+  },
+  {
+    name: 'conformance/exceptions.csv',
+    answers: 'Which deviations were accepted, by whom, until when?',
+    detail:
+      'Every exception of the baseline for this tenant that held at some instant of the period: the accepted value, ' +
+      'rationale, approver, approval time (retroactive when before the baseline was first loaded), ticket, expiry.',
+  },
+  {
     name: 'report.html',
     answers: 'What did the governance posture look like over the period, at a glance?',
     detail:

@@ -7,8 +7,11 @@ import type { WrittenFile } from './writer.js';
 
 export const PACK_FORMAT = 'govtrail-evidence-pack/1';
 
-/** A file name a manifest may list: one plain name inside the pack directory, never a path. */
-export const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/**
+ * A file name a manifest may list: one plain name inside the pack directory, or inside its one
+ * folder `conformance/`; never any other path.
+ */
+export const SAFE_FILE_NAME = /^(?:conformance\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export interface Manifest {
   readonly format: typeof PACK_FORMAT;

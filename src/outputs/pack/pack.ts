@@ -185,7 +185,7 @@ async function writeData(
   const found: PackFindings = {};
   const w: PackWriting = { db, dir, o, period, progress, sampler, found };
   const files: WrittenFile[] = [];
-  for (const file of DATA_FILES) files.push(await file.write(w));
+  for (const file of DATA_FILES) files.push(...[await file.write(w)].flat());
 
   const count = (name: string) => files.find((f) => f.name === name)?.rows ?? 0;
   const integrity = found.integrity as NonNullable<PackFindings['integrity']>;
@@ -208,6 +208,7 @@ async function writeData(
       discrepancies: integrity.discrepancies,
       reportThinned: sampler.thinned,
       backfill: found.backfill as PackSummary['backfill'],
+      conformance: found.conformance,
     },
   };
 }

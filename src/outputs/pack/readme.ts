@@ -33,6 +33,8 @@ export interface PackSummary {
   readonly anchorFiles?: readonly string[];
   /** What the rules find in backfilled entries of the period (no per-entry alerts were raised). */
   readonly backfill?: BackfillFindings | undefined;
+  /** conformance/: the plain-words answer; undefined when no baseline judged the tenant. */
+  readonly conformance?: string | undefined;
 }
 
 /**
@@ -57,6 +59,22 @@ export function backfillText(b: BackfillFindings | undefined): string {
 ${wrap(intro, '')}
 
 ${lines.length > 0 ? lines.join('\n') : '  (none: the rules find nothing in the backfilled entries)'}
+
+`;
+}
+
+/** The README's answer to the auditor's question (conformance/README.txt has the detail). */
+function conformanceText(s: PackSummary): string {
+  return `Conformance to the declared policy
+----------------------------------
+${
+  s.conformance === undefined
+    ? wrap(
+        'No baseline has judged this tenant, so this pack cannot say whether it met a declared policy (conformance/README.txt says how to declare one).',
+        '',
+      )
+    : s.conformance
+}
 
 `;
 }
@@ -100,7 +118,13 @@ export function readmeText(s: PackSummary): string {
     `${n(s.discrepancies)} source discrepanc${s.discrepancies === 1 ? 'y' : 'ies'} recorded for entries of the period (integrity.json)`,
   ];
   const anchors = ANCHOR_FILES.filter((f) => s.anchorFiles?.includes(f.name) === true);
-  const listed = PACK_FILES.filter((f) => f.name !== SIGNATURE_FILE || s.signedBy !== undefined);
+  const listed = PACK_FILES.filter(
+    (f) =>
+      (f.name !== SIGNATURE_FILE || s.signedBy !== undefined) &&
+      (s.conformance !== undefined ||
+        !f.name.startsWith('conformance/') ||
+        f.name === 'conformance/README.txt'),
+  );
   const at = listed.findIndex((f) => f.name === CHECKSUMS_FILE);
   const files = [...listed.slice(0, at), ...anchors, ...listed.slice(at)]
     .map((f) => `${f.name}\n${wrap(f.answers, '    ')}\n${wrap(f.detail, '    ')}`)
@@ -118,7 +142,7 @@ In figures
 ----------
 ${figures.map((f) => wrap(f, '  ')).join('\n')}
 ${s.reportThinned ? `\n${wrap('report.html draws the posture timeline from one row per 1/2000 of the period (the period has more timeline rows than the chart keeps); setting-periods.csv lists every period exactly.', '')}\n` : ''}
-${backfillText(s.backfill)}Files
+${conformanceText(s)}${backfillText(s.backfill)}Files
 -----
 ${files}
 

@@ -166,6 +166,25 @@ async function checkListedFiles(
   return { files, listed };
 }
 
+/**
+ * The entries of the pack directory, by their manifest names: those at the top and, one level down,
+ * those inside a folder (`conformance/…`, anything in a folder of a folder by its folder's name); an
+ * empty folder by its own name.
+ */
+function packEntries(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) {
+      out.push(e.name);
+      continue;
+    }
+    const inside = readdirSync(path.join(dir, e.name), { withFileTypes: true });
+    if (inside.length === 0) out.push(e.name);
+    for (const f of inside) out.push(`${e.name}/${f.name}`);
+  }
+  return out.sort();
+}
+
 /** Nothing else: a file that is not in the manifest could pass for evidence it is not. */
 function findUnexpectedFiles(
   dir: string,
@@ -175,7 +194,7 @@ function findUnexpectedFiles(
 ): void {
   const signatureExpected = manifest.signature !== null;
   const signatureFile = manifest.signature?.file ?? SIGNATURE_FILE;
-  for (const name of readdirSync(dir).sort()) {
+  for (const name of packEntries(dir)) {
     if (listed.has(name) || name === MANIFEST_FILE) continue;
     if (signatureExpected && name === signatureFile) continue;
     problems.push({

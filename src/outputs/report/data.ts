@@ -25,6 +25,8 @@ import {
 import type { DiscrepancyRow } from '../../store/write/discrepancies.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import { loadReportAlerts } from './alert-section.js';
+import { loadReportCompliance } from './compliance-data.js';
+import type { ReportCompliance } from './compliance-section.js';
 
 /** How many changes the report's table lists (the newest); the export has them all. */
 export const REPORT_CHANGE_ROWS = 150;
@@ -55,6 +57,8 @@ export interface ReportData {
   readonly alertList?: readonly ReportAlert[] | undefined;
   /** What the rules find in backfilled entries of the period, which raised no per-entry alerts. */
   readonly backfill?: BackfillFindings | undefined;
+  /** Conformance to the tenant's baseline over the period; undefined when no baseline judges it. */
+  readonly compliance?: ReportCompliance | undefined;
 }
 
 /**
@@ -100,5 +104,12 @@ export async function loadReportData(
     discrepancies: discrepancies.rows,
     discrepancyCount: discrepancies.total,
     ...(await loadReportAlerts(db, filter, options.pack)),
+    compliance: await loadReportCompliance(db, {
+      tenantId: options.tenantId,
+      from,
+      to,
+      now: options.now,
+      ranks: options.pack?.ranks,
+    }),
   };
 }

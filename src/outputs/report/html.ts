@@ -5,6 +5,7 @@
 import { formatValue, humanSeconds, shortEnum } from '../../core/format.js';
 import { SNAPSHOT_FIELDS } from '../../core/normalise/fields.js';
 import { postureTimeline, severityBars, weeklyBars } from './charts.js';
+import { complianceKpi, complianceSection } from './compliance-section.js';
 import { REPORT_DISCREPANCY_ROWS, type ReportData } from './data.js';
 import { esc, safeUrl } from './escape.js';
 
@@ -21,7 +22,7 @@ header .meta { text-align:right; color: var(--muted); font-size: 13px; }
 h2 { font-size: 16px; margin: 0 0 4px; }
 section { background:#fff; border:1px solid var(--line); border-radius: 6px; padding: 20px 22px; margin-bottom: 20px; break-inside: avoid; }
 section > p.note { color: var(--muted); margin: 0 0 14px; font-size: 13px; }
-.kpis { display:grid; grid-template-columns: repeat(4, 1fr); gap: 14px; margin-bottom: 20px; }
+.kpis { display:grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: 14px; margin-bottom: 20px; }
 .kpi { background:#fff; border:1px solid var(--line); border-radius:6px; padding: 14px 16px; }
 .kpi .v { font-size: 26px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .kpi .l { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
@@ -55,6 +56,7 @@ p.verdict { font-size: 15px; margin: 0 0 14px; }
 dl.health + p.note { margin: 16px 0 10px; }
 dd .note { color: var(--muted); font-size: 13px; }
 td code { white-space: nowrap; }
+td code.v { white-space: normal; }
 .ok { color: var(--tight); font-weight: 600; }
 .bad { color: var(--loose); font-weight: 600; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
@@ -275,6 +277,8 @@ export function renderReport(data: ReportData): string {
       warn: since === null || since > 86_400,
     },
   ];
+  const compliance = complianceKpi(data.compliance);
+  if (compliance !== undefined) kpis.splice(2, 0, compliance);
 
   const changeRows = data.changes
     .map((c) => {
@@ -318,6 +322,7 @@ export function renderReport(data: ReportData): string {
 <div class="kpis">
 ${kpis.map((k) => `<div class="kpi${k.warn ? ' warn' : ''}"><div class="v">${esc(k.v)}</div><div class="l">${esc(k.l)}</div></div>`).join('\n')}
 </div>
+${complianceSection(data.compliance)}
 <section>
   <h2>Posture timeline</h2>
   <p class="note">Each governance setting over the period. A coloured period began with a change that loosened (or tightened) that setting; grey periods are other values; hatched means the settings were deleted.</p>
@@ -357,7 +362,7 @@ ${changeRows || '<tr><td colspan="7">No changes in this period.</td></tr>'}
   <p class="note">Whether the stored history still equals the tenant's whole history as the source serves it now (<code>govtrail reconcile</code> compares every entry by content hash), over all time, not only this period.</p>
   ${integrityPanel(data)}
 </section>
-<footer>All times UTC. Source: the govtrail views settings_timeline, change_log, alert_log and exporter_health, and the tables source_discrepancy and sync_run.</footer>
+<footer>All times UTC. Source: the govtrail views settings_timeline, change_log, alert_log, exporter_health and control_status_current, and the tables source_discrepancy, sync_run and control_period.</footer>
 </main>
 </body>
 </html>

@@ -6,6 +6,7 @@
 import { ALERTS } from './alerts.js';
 import { CHANGES } from './changes.js';
 import { CHANGES_WITHOUT_TICKET } from './changes-without-ticket.js';
+import { CONFORMANCE } from './conformance.js';
 import { INTEGRITY } from './integrity.js';
 import type { PackDataFile } from './pack-file.js';
 import { REPORT } from './report.js';
@@ -22,5 +23,6 @@ export const DATA_FILES: readonly PackDataFile[] = [
   ALERTS,
   RUNS,
   INTEGRITY,
+  CONFORMANCE,
   REPORT,
 ];

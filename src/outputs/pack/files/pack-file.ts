@@ -40,6 +40,8 @@ export interface PackFindings {
   };
   /** report.html: what the rules find in backfilled entries. */
   backfill?: PackSummary['backfill'];
+  /** conformance/: the plain-words answer, for README.txt; undefined when no baseline judged the tenant. */
+  conformance?: string | undefined;
 }
 
 /** One data file of the pack. */
@@ -47,7 +49,8 @@ export interface PackDataFile {
   readonly name: string;
   /** The CSV header (a CSV file only). */
   readonly header?: readonly string[];
-  write(w: PackWriting): Promise<WrittenFile>;
+  /** The file written, or the files of a folder (conformance/), in manifest order. */
+  write(w: PackWriting): Promise<WrittenFile | readonly WrittenFile[]>;
 }
 
 /** A CSV file from a producer of rows, reporting progress every 1 000 rows. */

@@ -15,6 +15,7 @@ import {
   findLatestChanges,
 } from '../../../store/read/views.js';
 import { loadReportAlerts } from '../../report/alert-section.js';
+import { loadReportCompliance } from '../../report/compliance-data.js';
 import type { ReportData } from '../../report/data.js';
 import { REPORT_CHANGE_ROWS, REPORT_DISCREPANCY_ROWS } from '../../report/data.js';
 import { renderReport } from '../../report/html.js';
@@ -66,5 +67,12 @@ export async function loadPackReportData(
     discrepancies: discrepancies.rows,
     discrepancyCount: discrepancies.total,
     ...(await loadReportAlerts(db, filter, o.pack)),
+    compliance: await loadReportCompliance(db, {
+      tenantId: o.tenantId,
+      from: o.from,
+      to: o.to,
+      now: o.now,
+      ranks: o.pack?.ranks,
+    }),
   };
 }
