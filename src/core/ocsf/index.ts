@@ -4,6 +4,7 @@
  * The JSON Lines file writer is in ./jsonl.ts (it does I/O, so it is not exported here).
  */
 export * from './constants.js';
+export { FINDING_STATUS_OF, findingUpdate } from './finding-update.js';
 export {
   activityOfChangeKind,
   alertToDetectionFinding,

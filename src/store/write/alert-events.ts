@@ -294,7 +294,8 @@ export async function findAlertStates(
  * The DeliveryStore of lifecycle follow-ups, over alert_event_delivery. Its rows carry the event;
  * the id the mark* methods receive is the event id. An event becomes due for a sink only once the
  * alert itself is no longer pending for that sink, and only after that sink's earlier events of
- * the same alert: PagerDuty must see the trigger before the acknowledge.
+ * the same alert that wait for a retry: PagerDuty must see the trigger before the acknowledge.
+ * Due events of one alert come in event order, and a sink's lane sends them in that order.
  */
 export function eventDeliveryStore(db: Session): DeliveryStore {
   return {
@@ -329,7 +330,7 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
                           where ad.alert_id = e.alert_id and ad.sink = d.sink and ad.status = 'pending')
           and not exists (select 1 from govtrail.alert_event_delivery p join govtrail.alert_event pe using (event_id)
                           where pe.alert_id = e.alert_id and p.sink = d.sink and p.status = 'pending'
-                            and p.event_id < d.event_id)
+                            and p.event_id < d.event_id and p.next_attempt_at > ${now}::timestamptz)
         order by d.event_id, d.sink
         limit ${limit}`.execute(db);
       return rows.map((r) => ({
