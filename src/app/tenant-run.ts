@@ -6,6 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { Config, TenantConfig } from '../config/settings.js';
 import { syncFailingAlert } from '../core/rules/rules.js';
+import { alertPolicy } from '../core/rules/suppression.js';
 import type { Logger } from '../runtime/logger.js';
 import { TenantApiClient } from '../source/client.js';
 import type { RetryInfo } from '../source/http.js';
@@ -128,7 +129,14 @@ async function raiseSyncFailing(
     lastErrorMessage: summary.error?.message ?? null,
   });
   if (draft !== null) {
-    await insertAlerts(options.database.db, summary.tenantId, summary.runId, [draft], alerting.routes);
+    await insertAlerts(
+      options.database.db,
+      summary.tenantId,
+      summary.runId,
+      [draft],
+      alerting.routes,
+      alertPolicy(alerting.pack),
+    );
   }
 }
 

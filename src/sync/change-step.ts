@@ -10,6 +10,7 @@ import { diffSnapshots, isDiffBase } from '../core/diff.js';
 import type { EntryRow, NormalisedEntry } from '../core/normalise/types.js';
 import type { RoutedSink } from '../core/routing.js';
 import { backfillDigest, discrepancyAlerts, evaluateRules, type RulePack } from '../core/rules/rules.js';
+import { alertPolicy } from '../core/rules/suppression.js';
 import { storedKey } from '../core/stop-rule.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
@@ -145,7 +146,16 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
             perRuleCounts: result.perRuleCounts,
           });
           const alerts =
-            digest === null ? 0 : await insertAlerts(trx, ctx.tenantId, ctx.runId, [digest], options.sinks);
+            digest === null
+              ? 0
+              : await insertAlerts(
+                  trx,
+                  ctx.tenantId,
+                  ctx.runId,
+                  [digest],
+                  options.sinks,
+                  alertPolicy(options.pack),
+                );
           ctx.logger.debug(
             { fieldChanges: tracker.fieldChanges, alerts, walk: 'in memory' },
             'field changes and alerts written',
@@ -173,7 +183,7 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
           },
         }),
       );
-      return insertAlerts(trx, ctx.tenantId, ctx.runId, drafts, options.sinks);
+      return insertAlerts(trx, ctx.tenantId, ctx.runId, drafts, options.sinks, alertPolicy(options.pack));
     },
   };
 }
@@ -215,7 +225,14 @@ async function walkStored(
   const flush = async () => {
     await replaceFieldChanges(trx, tenantId, pendingIds, pendingChanges);
     fieldChanges += pendingChanges.length;
-    alerts += await insertAlerts(trx, tenantId, runId, pendingAlerts, options.sinks);
+    alerts += await insertAlerts(
+      trx,
+      tenantId,
+      runId,
+      pendingAlerts,
+      options.sinks,
+      alertPolicy(options.pack),
+    );
     pendingChanges = [];
     pendingIds = [];
     pendingAlerts = [];

@@ -94,7 +94,7 @@ async function inTransaction<T>(db: Session, fn: (tx: Session) => Promise<T>): P
  * Serialises lifecycle writes per alert (two operators acknowledging at once: one is refused).
  * An advisory lock rather than SELECT … FOR UPDATE: the writer role may not update `alert`.
  */
-async function lockAlerts(tx: Session, alertIds: readonly number[]): Promise<void> {
+export async function lockAlerts(tx: Session, alertIds: readonly number[]): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext('govtrail.alert_event'), (id % 2147483647)::int)
             from unnest(${[...alertIds].sort((a, b) => a - b)}::bigint[]) as id`.execute(tx);
 }
