@@ -56,8 +56,15 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'alerts',
     usage: '',
-    summary: 'Inspect alerts, retry pending deliveries, or send a test alert.',
+    summary:
+      'Inspect and handle alerts (ack, assign, snooze, resolve, reopen, note), retry deliveries, test sinks.',
     load: async () => (await import('./commands/alerts.js')).alertsCommand(),
+  },
+  {
+    name: 'rules',
+    usage: '',
+    summary: "Run the rules' own tests (rules as code), or backtest a candidate pack over stored history.",
+    load: async () => (await import('./commands/rules.js')).rulesCommand(),
   },
   {
     name: 'sandbox',

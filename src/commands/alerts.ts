@@ -13,7 +13,7 @@ import { formatTable } from './table.js';
 
 export function alertsCommand(): Command {
   const alerts = new Command('alerts').description(
-    'Inspect alerts, retry pending deliveries, or send a test alert.',
+    'Inspect and handle alerts (acknowledge, assign, snooze, resolve, reopen, note), retry pending deliveries, or send a test alert.',
   );
 
   alerts
