@@ -188,6 +188,17 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
   };
 }
 
+/** Stores a run's alerts with the pack's suppression policy (docs/design/alerts.md, "Suppression"). */
+function storeAlerts(
+  trx: Session,
+  tenantId: string,
+  runId: number,
+  drafts: readonly AlertDraft[],
+  options: ChangesStepOptions,
+): Promise<number> {
+  return insertAlerts(trx, tenantId, runId, drafts, options.sinks, alertPolicy(options.pack));
+}
+
 /** The walk over stored entries: the general case (incremental runs, late arrivals). */
 async function walkStored(
   options: ChangesStepOptions,
@@ -225,14 +236,7 @@ async function walkStored(
   const flush = async () => {
     await replaceFieldChanges(trx, tenantId, pendingIds, pendingChanges);
     fieldChanges += pendingChanges.length;
-    alerts += await insertAlerts(
-      trx,
-      tenantId,
-      runId,
-      pendingAlerts,
-      options.sinks,
-      alertPolicy(options.pack),
-    );
+    alerts += await storeAlerts(trx, tenantId, runId, pendingAlerts, options);
     pendingChanges = [];
     pendingIds = [];
     pendingAlerts = [];
