@@ -22,6 +22,7 @@ import type { Sink } from '../../core/alert.js';
 import type { SinkRoute } from '../../core/routing.js';
 import type { Logger } from '../../runtime/logger.js';
 import { emailSettings } from './email/settings.js';
+import { jiraSettings } from './jira/settings.js';
 import { logSettings } from './log/settings.js';
 import { notifySettings } from './notify/settings.js';
 import { pagerDutySettings } from './pagerduty/settings.js';
@@ -71,6 +72,7 @@ export const SINK_REGISTRY = {
   splunk_hec: sinkEntry(splunkHecSettings, () => import('./splunk-hec/sink.js')),
   syslog: sinkEntry(syslogSettings, () => import('./syslog/sink.js')),
   email: sinkEntry(emailSettings, () => import('./email/sink.js')),
+  jira: sinkEntry(jiraSettings, () => import('./jira/sink.js')),
   notify: sinkEntry(notifySettings, () => import('./notify/sink.js')),
 } as const;
 
