@@ -8,13 +8,12 @@
  * apart as `backfilled`. Run-level and discrepancy rules are not replayed; suppression is not
  * either (a folded repeat counts as raised).
  */
-import { sql } from 'kysely';
 import { diffSnapshots, isDiffBase } from '../core/diff.js';
 import { evaluateRules, type RulePack } from '../core/rules/rules.js';
 import { storedKey } from '../core/stop-rule.js';
 import type { Session } from '../store/database.js';
 import { findBackfillRuns, firstEntryFrom } from '../store/read/backfill.js';
-import { raisedForEntries } from '../store/read/backtest.js';
+import { inReadOnlyTransaction, raisedForEntries } from '../store/read/backtest.js';
 import {
   type ChronoEntry,
   findEntryBefore,
@@ -56,9 +55,8 @@ export async function backtest(
   pack: RulePack,
   o: { readonly tenants: readonly string[]; readonly from: Date; readonly to: Date },
 ): Promise<BacktestResult> {
-  return db.transaction().execute(async (tx) => {
-    // The database itself refuses any write for the rest of this transaction.
-    await sql`set transaction read only`.execute(tx);
+  // The database itself refuses any write in this transaction.
+  return inReadOnlyTransaction(db, async (tx) => {
     const would = new Map<string, Set<string>>();
     const backfilled = new Map<string, number>();
     const raised = new Map<string, Set<string>>();

@@ -31,3 +31,11 @@ export async function raisedForEntries(
   }
   return out;
 }
+
+/** Runs `fn` in a transaction the database itself keeps from writing (`set transaction read only`). */
+export async function inReadOnlyTransaction<T>(db: Session, fn: (tx: Session) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await sql`set transaction read only`.execute(tx);
+    return fn(tx);
+  });
+}
