@@ -115,13 +115,25 @@ describe('transitions', () => {
     ['reopening an acknowledged alert', ['acknowledged'], ev('reopened'), /is acknowledged/],
     ['a note without text', [], ev('noted', { note: '  ' }), /needs --note/],
     [
+      'assigning to the current assignee',
+      ['assigned'],
+      ev('assigned', { assignee: 'bob' }),
+      /already assigned to bob/,
+    ],
+    [
       'snoozing into the past',
       [],
       ev('snoozed', { until: new Date('2020-01-01T00:00:00Z') }),
       /not in the future/,
     ],
   ] as const)('refuses %s with a USAGE error, recording nothing', async (_name, before, request, message) => {
-    for (const k of before) await recordAlertEvents(db, [id], ev(k as EventRequest['kind']));
+    for (const k of before) {
+      await recordAlertEvents(
+        db,
+        [id],
+        ev(k as EventRequest['kind'], k === 'assigned' ? { assignee: 'bob' } : {}),
+      );
+    }
     const count = async () =>
       (
         await sql<{
@@ -134,6 +146,15 @@ describe('transitions', () => {
       message: expect.stringMatching(message),
     });
     expect(await count()).toBe(n);
+  });
+
+  it('a snoozed alert reopened by hand is open again; a note on a resolved alert is accepted', async () => {
+    await recordAlertEvents(db, [id], ev('snoozed', { forSeconds: 600 }));
+    await recordAlertEvents(db, [id], ev('reopened'));
+    expect((await stateOf(id))?.state).toBe('open');
+    await recordAlertEvents(db, [id], ev('resolved'));
+    await recordAlertEvents(db, [id], ev('noted', { note: 'post-mortem filed' }));
+    expect((await stateOf(id))?.state).toBe('resolved');
   });
 
   it('refuses an unknown alert, and records nothing for the known ones named with it', async () => {
