@@ -57,13 +57,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'alerts',
     usage: '',
     summary:
-      'Inspect and handle alerts (ack, assign, snooze, resolve, reopen, note), retry deliveries, test sinks.',
+      'Inspect and handle alerts (acknowledge, assign, snooze, resolve, reopen, note), retry pending deliveries, or send a test alert.',
     load: async () => (await import('./commands/alerts.js')).alertsCommand(),
   },
   {
     name: 'rules',
     usage: '',
-    summary: "Run the rules' own tests (rules as code), or backtest a candidate pack over stored history.",
+    summary:
+      'Test the alert rules (each rule carries its own tests), or replay stored history through a candidate pack.',
     load: async () => (await import('./commands/rules.js')).rulesCommand(),
   },
   {
