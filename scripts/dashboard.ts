@@ -735,6 +735,85 @@ function panels(): Array<cog.Builder<Panel> | RowBuilder> {
       .span(24)
       .height(6),
     ...complianceRow(),
+    // Appended after the fleet so that the ids of the panels above stay as they were.
+    new RowBuilder('Alert handling'),
+    new Table()
+      .title('Open alerts by age and severity')
+      .description(
+        'Alerts not yet resolved (open, acknowledged or snoozed), by severity and by how long ago they were raised (alert_state).',
+      )
+      .withTarget(
+        sql(`
+          select severity,
+                 count(*) filter (where now() - created_at < interval '1 hour') as under_1h,
+                 count(*) filter (where now() - created_at >= interval '1 hour'
+                                    and now() - created_at < interval '1 day') as from_1h_to_1d,
+                 count(*) filter (where now() - created_at >= interval '1 day'
+                                    and now() - created_at < interval '7 days') as from_1d_to_7d,
+                 count(*) filter (where now() - created_at >= interval '7 days') as over_7d,
+                 count(*) filter (where state = 'acknowledged') as acknowledged,
+                 count(*) filter (where state = 'snoozed') as snoozed,
+                 count(*) as unresolved
+          from govtrail.alert_state
+          where tenant_id = '$tenant' and state <> 'resolved'
+          group by severity
+          order by array_position(array['critical', 'high', 'medium', 'low'], severity)
+        `),
+      )
+      .withTransformation(
+        organize([
+          ['severity', 'Severity'],
+          ['under_1h', '< 1 h'],
+          ['from_1h_to_1d', '1 h – 1 d'],
+          ['from_1d_to_7d', '1 – 7 d'],
+          ['over_7d', '> 7 d'],
+          ['acknowledged', 'Acknowledged'],
+          ['snoozed', 'Snoozed'],
+          ['unresolved', 'Unresolved'],
+        ]),
+      )
+      .span(12)
+      .height(8),
+    new Stat()
+      .title('Median time to acknowledge')
+      .description(
+        'Median time from an alert being raised to its acknowledgement, for the alerts raised in the time range that were acknowledged (alert_state).',
+      )
+      .withTarget(
+        sql(`
+          select extract(epoch from percentile_cont(0.5) within group (order by acknowledged_at - created_at))
+                   as time_to_acknowledge
+          from govtrail.alert_state
+          where tenant_id = '$tenant' and $__timeFilter(created_at) and acknowledged_at is not null
+        `),
+      )
+      .reduceOptions(field('time_to_acknowledge'))
+      .unit('s')
+      .noValue('none acknowledged')
+      .colorMode(BigValueColorMode.None)
+      .graphMode(BigValueGraphMode.None)
+      .span(6)
+      .height(8),
+    new Stat()
+      .title('Median time to resolve')
+      .description(
+        'Median time from an alert being raised to its resolve, by hand or automatically, for the alerts raised in the time range that are resolved (alert_state).',
+      )
+      .withTarget(
+        sql(`
+          select extract(epoch from percentile_cont(0.5) within group (order by resolved_at - created_at))
+                   as time_to_resolve
+          from govtrail.alert_state
+          where tenant_id = '$tenant' and $__timeFilter(created_at) and state = 'resolved'
+        `),
+      )
+      .reduceOptions(field('time_to_resolve'))
+      .unit('s')
+      .noValue('none resolved')
+      .colorMode(BigValueColorMode.None)
+      .graphMode(BigValueGraphMode.None)
+      .span(6)
+      .height(8),
   ];
 }
 

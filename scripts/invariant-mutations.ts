@@ -1450,6 +1450,35 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: [CONFORMANCE_STORE],
   },
+  {
+    name: 'built-in-rule-condition-broken',
+    breaks:
+      'docs/design/alerts.md R1 (rules as code): a built-in rule whose condition is broken still passes `govtrail rules test`',
+    patches: [
+      {
+        file: 'rules/default-rules.yaml',
+        find: 'field_changed: { field: require_tool_approval, from: [true] }',
+        replace: 'field_changed: { field: require_tool_approval, from: [false] }',
+      },
+    ],
+    tests: ['test/unit/rules-test.test.ts'],
+  },
+  {
+    name: 'alert-state-not-replay',
+    breaks:
+      'docs/design/alerts.md L1 (handling an alert): the view alert_state keeps an acknowledgement across a reopen, so it differs from the replay of the events',
+    patches: [
+      {
+        file: 'src/core/alert-lifecycle.ts',
+        find: `        resolved: false,
+        acknowledged: false,
+        snoozedUntil: null,`,
+        replace: `        resolved: false,
+        snoozedUntil: null,`,
+      },
+    ],
+    tests: ['test/integration/alerts-lifecycle.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

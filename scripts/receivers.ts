@@ -68,13 +68,26 @@ async function httpReceivers(): Promise<number> {
     }
     if (req.url === '/v2/enqueue') {
       const p = obj(json['payload']);
+      const action = String(json['event_action']);
+      // acknowledge and resolve carry the trigger's dedup_key and no payload (Events API v2).
+      const followUp = action === 'acknowledge' || action === 'resolve';
       const issues = [
         ...(json['routing_key'] === ROUTING_KEY ? [] : ['wrong routing_key']),
-        ...(json['event_action'] === 'trigger' ? [] : ['event_action is not trigger']),
-        ...(['critical', 'error', 'warning', 'info'].includes(String(p['severity'])) ? [] : ['bad severity']),
+        ...(action === 'trigger' || followUp
+          ? []
+          : [`event_action ${action} is not trigger, acknowledge or resolve`]),
+        ...(followUp || ['critical', 'error', 'warning', 'info'].includes(String(p['severity']))
+          ? []
+          : ['bad severity']),
         ...(typeof json['dedup_key'] === 'string' ? [] : ['no dedup_key']),
       ];
-      report('pagerduty', `${p['severity']} ${json['dedup_key']} "${p['summary']}"`, issues);
+      report(
+        'pagerduty',
+        followUp
+          ? `${action.padEnd(11)} ${json['dedup_key']}`
+          : `${action.padEnd(11)} ${json['dedup_key']} ${p['severity']} "${p['summary']}"`,
+        issues,
+      );
       res
         .writeHead(202, { 'content-type': 'application/json' })
         .end(JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: json['dedup_key'] }));

@@ -55,8 +55,16 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'alerts',
     usage: '',
-    summary: 'Inspect alerts, retry pending deliveries, or send a test alert.',
+    summary:
+      'Inspect and handle alerts (acknowledge, assign, snooze, resolve, reopen, note), retry pending deliveries, or send a test alert.',
     load: async () => (await import('./commands/alerts.js')).alertsCommand(),
+  },
+  {
+    name: 'rules',
+    usage: '',
+    summary:
+      'Test the alert rules (each rule carries its own tests), or replay stored history through a candidate pack.',
+    load: async () => (await import('./commands/rules.js')).rulesCommand(),
   },
   {
     name: 'sandbox',

@@ -87,6 +87,17 @@ export function deliveryIdFor(alert: Pick<AlertMessage, 'dedupeKey'>, sink: stri
   return createHash('sha256').update(`${alert.dedupeKey}\u0000${sink}`).digest('hex').slice(0, 32);
 }
 
+/** The delivery id of a row: the alert's, or for a follow-up, one per (event, sink), as stable. */
+export function rowDeliveryId(row: Pick<DueDelivery, 'alert' | 'event'>, sink: string): string {
+  if (row.event === undefined) return deliveryIdFor(row.alert, sink);
+  return deliveryIdFor({ dedupeKey: `${row.alert.dedupeKey}\u0000event-${row.event.eventId}` }, sink);
+}
+
+/** The id the store's mark* methods take: the alert id, or the event id of a follow-up row. */
+function rowId(row: DueDelivery): string {
+  return row.event?.eventId ?? row.alert.alertId;
+}
+
 /**
  * Attempts every due delivery once. Sinks run side by side, each working through its own rows in
  * order, so a slow or failing sink never holds up another. A failure the sink classifies as
@@ -160,7 +171,8 @@ async function runLane(
 ): Promise<void> {
   const { o, now } = round;
   const batch = sink?.deliverBatch?.bind(sink);
-  if (batch !== undefined) {
+  // Follow-ups are sent one by one, also by a digest sink.
+  if (batch !== undefined && rows.every((r) => r.event === undefined)) {
     await runDigestLane(round, batch, sinkName, rows);
     return;
   }
@@ -169,10 +181,10 @@ async function runLane(
     const startedAt = now();
     const outcome = await attemptSend(async () => {
       if (sink === undefined) throw retryableFailure(sinkName, 'this sink is not configured');
-      await sink.deliver(row.alert, {
-        deliveryId: deliveryIdFor(row.alert, sinkName),
-        attempt: row.attempts + 1,
-      });
+      const delivery = { deliveryId: rowDeliveryId(row, sinkName), attempt: row.attempts + 1 };
+      // A sink that sends no follow-ups has nothing to do for one: the row is done.
+      if (row.event !== undefined) await sink.deliverEvent?.(row.alert, row.event, delivery);
+      else await sink.deliver(row.alert, delivery);
     });
     await record(round, row, sinkName, startedAt, outcome);
   }
@@ -224,10 +236,11 @@ async function record(
     alertId: row.alert.alertId,
     sink: sinkName,
     attempt,
-    deliveryId: deliveryIdFor(row.alert, sinkName),
+    deliveryId: rowDeliveryId(row, sinkName),
+    ...(row.event === undefined ? {} : { eventId: row.event.eventId, event: row.event.kind }),
   });
   if (failure === undefined) {
-    await o.store.markDelivered(row.alert.alertId, sinkName, attempt, now());
+    await o.store.markDelivered(rowId(row), sinkName, attempt, now());
     tally.delivered += 1;
     log.debug('alert delivered');
     return;
@@ -235,12 +248,7 @@ async function record(
   // Receivers may echo what they were sent; keys and secrets stay out of the table.
   const error = scrubSecrets(`${failure.code}: ${failure.message}`);
   if (permanent) {
-    await o.store.markFailed(
-      row.alert.alertId,
-      sinkName,
-      attempt,
-      `permanent: ${error}`.slice(0, MAX_ERROR_TEXT),
-    );
+    await o.store.markFailed(rowId(row), sinkName, attempt, `permanent: ${error}`.slice(0, MAX_ERROR_TEXT));
     tally.failed += 1;
     log.error(
       { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
@@ -272,7 +280,7 @@ async function retryOrGiveUp(
     ...(o.random === undefined ? {} : { random: o.random }),
   });
   if (decision.giveUp) {
-    await o.store.markFailed(row.alert.alertId, sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
+    await o.store.markFailed(rowId(row), sinkName, attempt, error.slice(0, MAX_ERROR_TEXT));
     tally.failed += 1;
     log.error(
       { err: failure, ruleId: row.alert.ruleId, dedupeKey: row.alert.dedupeKey },
@@ -280,7 +288,7 @@ async function retryOrGiveUp(
     );
   } else {
     await o.store.markRetry(
-      row.alert.alertId,
+      rowId(row),
       sinkName,
       attempt,
       decision.nextAttemptAt,

@@ -13,6 +13,7 @@ import type { RoutedSink } from '../core/routing.js';
 import type { RulePack } from '../core/rules/rules.js';
 import { type Logger, registerSecret } from '../runtime/logger.js';
 import type { Database } from '../store/database.js';
+import { eventDeliveryStore } from '../store/write/alert-events.js';
 import { deliveryStore, notifyChannel } from '../store/write/outbox.js';
 
 export interface Alerting {
@@ -62,17 +63,14 @@ export function createAlerting(
     sinkNames: sinks.map((s) => s.name),
     async deliver(signal) {
       let total: DeliverySummary = { delivered: 0, retried: 0, failed: 0, bySink: {} };
-      // Work through the backlog in pages; stop when a page delivers nothing new (the rest is not due yet).
-      for (let i = 0; i < 100; i++) {
-        const page = await deliverPending({
-          store: deliveryStore(database.db),
-          sinks,
-          logger,
-          signal,
-          limit: 200,
-        });
-        total = merge(total, page);
-        if (page.delivered + page.retried + page.failed < 200 || signal?.aborted) break;
+      // The alerts first, then their follow-ups (an acknowledge waits for its trigger).
+      for (const store of [deliveryStore(database.db), eventDeliveryStore(database.db)]) {
+        // Work through the backlog in pages; stop when a page delivers nothing new (the rest is not due yet).
+        for (let i = 0; i < 100; i++) {
+          const page = await deliverPending({ store, sinks, logger, signal, limit: 200 });
+          total = merge(total, page);
+          if (page.delivered + page.retried + page.failed < 200 || signal?.aborted) break;
+        }
       }
       return total;
     },

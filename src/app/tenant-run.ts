@@ -6,10 +6,12 @@
 import type { Dispatcher } from 'undici';
 import type { Config, TenantConfig } from '../config/settings.js';
 import { syncFailingAlert } from '../core/rules/rules.js';
+import { alertPolicy } from '../core/rules/suppression.js';
 import type { Logger } from '../runtime/logger.js';
 import { TenantApiClient } from '../source/client.js';
 import type { RetryInfo } from '../source/http.js';
 import type { Database } from '../store/database.js';
+import { resolveAlertsAutomatically } from '../store/write/alert-events.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/write/runs.js';
 import { changesStep } from '../sync/change-step.js';
@@ -90,6 +92,11 @@ async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunS
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );
     }
+    if (kind === 'sync' && summary.status === 'succeeded' && alerting !== undefined) {
+      await resolveSyncFailing(options, alerting, summary).catch((err: unknown) =>
+        options.logger.error({ err, tenant: tenant.name }, 'could not resolve the sync-failing alerts'),
+      );
+    }
     return summary;
   } finally {
     await client.close();
@@ -139,6 +146,39 @@ async function raiseSyncFailing(
     lastErrorMessage: summary.error?.message ?? null,
   });
   if (draft !== null) {
-    await insertAlerts(options.database.db, summary.tenantId, summary.runId, [draft], alerting.routes);
+    await insertAlerts(
+      options.database.db,
+      summary.tenantId,
+      summary.runId,
+      [draft],
+      alerting.routes,
+      alertPolicy(alerting.pack),
+    );
+  }
+}
+
+/**
+ * The condition of a sync-failing alert ended: the tenant's sync succeeded. Its unresolved alerts
+ * of every rule with `consecutive_failed_runs` are resolved automatically (docs/design/alerts.md,
+ * "Handling an alert"), so that PagerDuty and the other sinks hear so.
+ */
+async function resolveSyncFailing(
+  options: TenantRunOptions,
+  alerting: Alerting,
+  summary: RunSummary,
+): Promise<void> {
+  for (const rule of alerting.pack.rules) {
+    if (rule.condition.consecutive_failed_runs === undefined) continue;
+    const ids = await resolveAlertsAutomatically(
+      options.database.db,
+      { tenantId: summary.tenantId, ruleId: rule.id },
+      `the sync succeeded again (run ${summary.runId})`,
+    );
+    if (ids.length > 0) {
+      options.logger.info(
+        { tenant: summary.tenantId, alertIds: ids },
+        'sync-failing alerts resolved: the sync recovered',
+      );
+    }
   }
 }

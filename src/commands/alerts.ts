@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { Command, Option } from 'commander';
+import { userInfo } from 'node:os';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { type AlertMessage, SEVERITIES, type Sink } from '../core/alert.js';
+import { ALERT_STATES, type AlertState } from '../core/alert-lifecycle.js';
 import { GovtrailError } from '../core/errors.js';
 import { terminalJson, terminalLine } from '../runtime/terminal.js';
 import type { AlertSummary } from '../store/read/recent.js';
+import type { AlertStateRow, EventRequest, StoredAlertEvent } from '../store/write/alert-events.js';
 import { ExitCode } from './exit.js';
 import { positiveIntegerArg, timeArg } from './options.js';
 import { formatTable } from './table.js';
 
 export function alertsCommand(): Command {
   const alerts = new Command('alerts').description(
-    'Inspect alerts, retry pending deliveries, or send a test alert.',
+    'Inspect and handle alerts (acknowledge, assign, snooze, resolve, reopen, note), retry pending deliveries, or send a test alert.',
   );
 
   alerts
@@ -26,9 +29,39 @@ export function alertsCommand(): Command {
       new Option('--severity <levels>', 'only these severities, comma-separated (low,medium,high,critical)'),
     )
     .option('-t, --tenant <name>', 'only this tenant')
+    .addOption(
+      new Option(
+        '--status <states>',
+        'only alerts in these handling states, comma-separated (open,acknowledged,snoozed,resolved); ' +
+          'shows who acknowledged and resolved each, and when',
+      ),
+    )
+    .option('--assignee <name>', 'only alerts assigned to this person (shows the handling columns)')
     .addOption(new Option('--limit <n>', 'at most this many').default(50).argParser(positiveIntegerArg))
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(listAlerts);
+
+  for (const [name, kind, what] of LIFECYCLE_COMMANDS) {
+    const sub = alerts
+      .command(`${name} <id...>`)
+      .description(
+        `${what} Each event is recorded with who (--by, else your user name) and when (the database's clock), ` +
+          'then sent as a follow-up to the sinks the alert went to. Exit 2 naming the alert when one does not ' +
+          'exist or the change makes no sense for it (nothing is recorded then).',
+      )
+      .option('--by <name>', 'who is doing this (default: the operating-system user)')
+      .option('--note <text>', kind === 'noted' ? 'the note (required)' : 'a note to keep with the event');
+    if (kind === 'assigned') sub.requiredOption('--to <name>', 'whom to assign the alert to');
+    if (kind === 'snoozed') {
+      sub.requiredOption(
+        '--until <time>',
+        'until when: a time (RFC 3339, or a date) or a duration from now (30m, 2h, 1d)',
+      );
+    }
+    sub
+      .option('--no-deliver', 'record only; the worker or `alerts deliver` sends the follow-ups later')
+      .action((ids: string[], opts: LifecycleOptions) => changeAlerts(kind, ids, opts));
+  }
 
   alerts
     .command('deliver')
@@ -48,10 +81,133 @@ export function alertsCommand(): Command {
   return alerts;
 }
 
+/** The lifecycle subcommands: name, the event each records, and what it does. */
+const LIFECYCLE_COMMANDS: ReadonlyArray<readonly [string, EventRequest['kind'], string]> = [
+  ['ack', 'acknowledged', 'Acknowledge alerts: someone is on it (PagerDuty: acknowledge).'],
+  ['assign', 'assigned', 'Assign alerts to someone (--to).'],
+  ['resolve', 'resolved', 'Resolve alerts, with a --note saying why (PagerDuty: resolve).'],
+  ['snooze', 'snoozed', 'Snooze alerts until a time (--until); a more severe repeat lifts the snooze early.'],
+  ['reopen', 'reopened', 'Reopen resolved or snoozed alerts.'],
+  ['note', 'noted', 'Add a note (--note) to alerts.'],
+];
+
+interface LifecycleOptions {
+  readonly by?: string;
+  readonly note?: string;
+  readonly to?: string;
+  readonly until?: string;
+  readonly deliver: boolean;
+}
+
+/** Alert ids as given on the command line; a USAGE error names one that is not an id. */
+function parseAlertIds(ids: readonly string[]): number[] {
+  return ids.map((id) => {
+    if (!/^[1-9]\d{0,17}$/.test(id)) {
+      throw new GovtrailError(
+        'USAGE',
+        `not an alert id: ${JSON.stringify(id)} (ids are the numbers alerts list shows)`,
+      );
+    }
+    return Number(id);
+  });
+}
+
+/** --until as a time, or a duration from the database's now. */
+async function parseUntil(text: string): Promise<{ until: Date } | { forSeconds: number }> {
+  const { parseWindowSeconds } = await import('../core/rules/pack-schema.js');
+  const seconds = parseWindowSeconds(text.trim());
+  if (seconds !== undefined) return { forSeconds: seconds };
+  try {
+    return { until: timeArg(text) };
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) {
+      throw new GovtrailError(
+        'USAGE',
+        `--until: ${err.message.replace(/^not a time/, 'not a time or a duration')}`,
+      );
+    }
+    throw err;
+  }
+}
+
+/** Who is acting: --by, else the operating-system user. */
+function actorOf(by: string | undefined): string {
+  if (by !== undefined) {
+    if (by.trim() === '') throw new GovtrailError('USAGE', '--by: must not be empty');
+    return by.trim();
+  }
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env['USER'] ?? 'unknown';
+  }
+}
+
+/** `alerts ack|assign|resolve|snooze|reopen|note`: one event on each alert named, all or none. */
+async function changeAlerts(
+  kind: EventRequest['kind'],
+  ids: readonly string[],
+  opts: LifecycleOptions,
+): Promise<void> {
+  const alertIds = parseAlertIds(ids);
+  const request: EventRequest = {
+    kind,
+    actor: actorOf(opts.by),
+    ...(opts.note !== undefined ? { note: opts.note } : {}),
+    ...(opts.to !== undefined ? { assignee: opts.to.trim() } : {}),
+    ...(opts.until !== undefined ? await parseUntil(opts.until) : {}),
+  };
+  const { createContext } = await import('../app/context.js');
+  const { recordAlertEvents } = await import('../store/write/alert-events.js');
+  const ctx = createContext();
+  const database = await ctx.openDatabase();
+  try {
+    const events = await recordAlertEvents(database.db, alertIds, request);
+    for (const e of events) ctx.out.write(`${terminalLine(describeEvent(e))}\n`);
+    if (opts.deliver) {
+      const { withAlerting } = await import('../app/alerting.js');
+      const d = await withAlerting(ctx.config, ctx.logger, database, (alerting) => alerting.deliver());
+      if (d.delivered + d.retried + d.failed > 0) {
+        ctx.out.write(
+          `follow-ups: ${d.delivered} delivered, ${d.retried} to retry later, ${d.failed} given up\n`,
+        );
+      }
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+/** One line per recorded event: `alert 12 acknowledged by alice at 2026-…`. */
+function describeEvent(e: StoredAlertEvent): string {
+  const extra = [
+    e.assignee ? `to ${e.assignee}` : '',
+    e.until ? `until ${e.until.toISOString()}` : '',
+    e.note ? `(${e.note})` : '',
+  ].filter((x) => x !== '');
+  return `alert ${e.alertId} ${e.kind} by ${e.actor} at ${e.at.toISOString()}${extra.length > 0 ? ` ${extra.join(' ')}` : ''}`;
+}
+
+/** --status as a list of known states; a USAGE error names one that is not. */
+function parseStates(text: string | undefined): AlertState[] | undefined {
+  const states = text?.split(',').map((s) => s.trim().toLowerCase());
+  for (const s of states ?? []) {
+    if (!(ALERT_STATES as readonly string[]).includes(s)) {
+      throw new GovtrailError(
+        'USAGE',
+        `--status: unknown state ${JSON.stringify(s)} (${ALERT_STATES.join(', ')})`,
+      );
+    }
+  }
+  return states as AlertState[] | undefined;
+}
+
 interface ListOptions {
   readonly since?: Date;
   readonly severity?: string;
   readonly tenant?: string;
+  readonly status?: string;
+  readonly assignee?: string;
   readonly limit: number;
   readonly format: string;
 }
@@ -60,6 +216,7 @@ interface ListOptions {
 async function listAlerts(opts: ListOptions): Promise<void> {
   const since = opts.since;
   const severities = parseSeverities(opts.severity);
+  const states = parseStates(opts.status);
   const { createContext } = await import('../app/context.js');
   const { resolveTenant } = await import('../app/resolve-tenant.js');
   const { findRecentAlerts } = await import('../store/read/recent.js');
@@ -68,6 +225,19 @@ async function listAlerts(opts: ListOptions): Promise<void> {
   try {
     // A tenant named but never stored is a usage error (exit 2), as in every other command.
     if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);
+    if (states !== undefined || opts.assignee !== undefined) {
+      const { findAlertStates } = await import('../store/write/alert-events.js');
+      const rows = await findAlertStates(database.db, {
+        states,
+        assignee: opts.assignee,
+        tenantId: opts.tenant,
+        limit: opts.limit,
+      });
+      ctx.out.write(
+        opts.format === 'json' ? `${terminalJson(JSON.stringify(rows, null, 2))}\n` : formatStates(rows),
+      );
+      return;
+    }
     const rows = await findRecentAlerts(database.db, opts.tenant, opts.limit, {
       ...(since !== undefined ? { since } : {}),
       ...(severities !== undefined ? { severities } : {}),
@@ -108,6 +278,38 @@ function formatAlerts(rows: readonly AlertSummary[]): string {
       a.deliveredTo.join(',') || '—',
       a.pendingTo.join(',') || '—',
       a.failedTo.join(',') || '—',
+    ]),
+  )}\n`;
+}
+
+const at = (d: Date | null) => (d === null ? '' : d.toISOString().slice(0, 19).replace('T', ' '));
+
+function formatStates(rows: readonly AlertStateRow[]): string {
+  if (rows.length === 0) return 'no alerts\n';
+  return `${formatTable(
+    [
+      'id',
+      'raised at',
+      'tenant',
+      'severity',
+      'rule',
+      'state',
+      'assignee',
+      'acknowledged',
+      'resolved',
+      'note',
+    ],
+    rows.map((a) => [
+      a.alertId,
+      at(a.createdAt),
+      a.tenantId,
+      a.severity,
+      a.ruleId,
+      a.state === 'snoozed' ? `snoozed until ${at(a.snoozedUntil)}` : a.state,
+      a.assignee ?? '—',
+      a.acknowledgedBy === null ? '—' : `${a.acknowledgedBy} ${at(a.acknowledgedAt)}`,
+      a.resolvedBy === null ? '—' : `${a.resolvedBy} ${at(a.resolvedAt)}`,
+      a.resolvedNote ?? '—',
     ]),
   )}\n`;
 }

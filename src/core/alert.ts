@@ -3,6 +3,7 @@
  * {@link AlertDraft} by the pure rule evaluation, stored by the sync transaction (which gives it an
  * id and a creation time), and handed to sinks as an {@link AlertMessage}.
  */
+import type { AlertEventKind } from './alert-lifecycle.js';
 import type { Direction } from './diff.js';
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
@@ -117,6 +118,13 @@ export interface Sink {
    * the outcome, and a thrown DeliveryError's classification, applies to every alert in it.
    */
   deliverBatch?(items: readonly BatchItem[]): Promise<void>;
+  /**
+   * Delivers a follow-up of an alert already delivered to this sink: it was acknowledged,
+   * resolved, snoozed… (docs/design/alerts.md, "Sinks follow the lifecycle"). A sink sends only the
+   * kinds it has a use for and returns at once for the others; a sink without this method sends no
+   * follow-ups. Failures are classified as for {@link deliver}.
+   */
+  deliverEvent?(alert: AlertMessage, event: AlertFollowUp, delivery: DeliveryAttempt): Promise<void>;
   /** Releases connections or pools the sink holds (SMTP, syslog over TCP); called at shutdown. */
   close?(): Promise<void>;
 }
@@ -142,9 +150,28 @@ export function alertMessageFromDraft(
   };
 }
 
-/** One due (alert, sink) row of `alert_delivery`. */
+/** One lifecycle event of an alert (`alert_event`), as the sinks receive it. */
+export interface AlertFollowUp {
+  readonly eventId: string;
+  readonly kind: AlertEventKind;
+  /** Who: an operator's name, or `govtrail` for an automatic event. */
+  readonly actor: string;
+  readonly at: Date;
+  readonly note?: string | null | undefined;
+  readonly assignee?: string | null | undefined;
+  readonly until?: Date | null | undefined;
+  readonly automatic: boolean;
+  /** `repeated`: how many repeats the alert has folded in. */
+  readonly repeatCount: number | null;
+  /** `repeated`: the suppressed repeat (entry id, dedupe key, severity, title). */
+  readonly details: Readonly<Record<string, unknown>> | null;
+}
+
+/** One due (alert, sink) row of `alert_delivery`, or (with `event`) of `alert_event_delivery`. */
 export interface DueDelivery {
   readonly alert: AlertMessage;
+  /** Set on a follow-up row: the event to deliver; the store's mark* methods then take its event id. */
+  readonly event?: AlertFollowUp | undefined;
   readonly sink: string;
   /** Attempts made so far. */
   readonly attempts: number;
@@ -155,7 +182,11 @@ export interface DueDelivery {
   readonly firstAttemptAt: Date | null;
 }
 
-/** What the delivery loop needs from the database; store/write/outbox.ts implements it over alert_delivery. */
+/**
+ * What the delivery loop needs from the database; store/write/outbox.ts implements it over
+ * alert_delivery, store/write/alert-events.ts over alert_event_delivery (where the id the mark*
+ * methods take is the event id).
+ */
 export interface DeliveryStore {
   /** Rows with status `pending` and next_attempt_at ≤ now (or null), oldest first, at most `limit`. */
   dueDeliveries(now: Date, limit: number): Promise<DueDelivery[]>;

@@ -10,6 +10,7 @@ import { diffSnapshots, isDiffBase } from '../core/diff.js';
 import type { EntryRow, NormalisedEntry } from '../core/normalise/types.js';
 import type { RoutedSink } from '../core/routing.js';
 import { backfillDigest, discrepancyAlerts, evaluateRules, type RulePack } from '../core/rules/rules.js';
+import { alertPolicy } from '../core/rules/suppression.js';
 import { storedKey } from '../core/stop-rule.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
@@ -145,7 +146,16 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
             perRuleCounts: result.perRuleCounts,
           });
           const alerts =
-            digest === null ? 0 : await insertAlerts(trx, ctx.tenantId, ctx.runId, [digest], options.sinks);
+            digest === null
+              ? 0
+              : await insertAlerts(
+                  trx,
+                  ctx.tenantId,
+                  ctx.runId,
+                  [digest],
+                  options.sinks,
+                  alertPolicy(options.pack),
+                );
           ctx.logger.debug(
             { fieldChanges: tracker.fieldChanges, alerts, walk: 'in memory' },
             'field changes and alerts written',
@@ -173,9 +183,20 @@ export function changesStep(options: ChangesStepOptions): ChangeStep {
           },
         }),
       );
-      return insertAlerts(trx, ctx.tenantId, ctx.runId, drafts, options.sinks);
+      return insertAlerts(trx, ctx.tenantId, ctx.runId, drafts, options.sinks, alertPolicy(options.pack));
     },
   };
+}
+
+/** Stores a run's alerts with the pack's suppression policy (docs/design/alerts.md, "Suppression"). */
+function storeAlerts(
+  trx: Session,
+  tenantId: string,
+  runId: number,
+  drafts: readonly AlertDraft[],
+  options: ChangesStepOptions,
+): Promise<number> {
+  return insertAlerts(trx, tenantId, runId, drafts, options.sinks, alertPolicy(options.pack));
 }
 
 /** The walk over stored entries: the general case (incremental runs, late arrivals). */
@@ -215,7 +236,7 @@ async function walkStored(
   const flush = async () => {
     await replaceFieldChanges(trx, tenantId, pendingIds, pendingChanges);
     fieldChanges += pendingChanges.length;
-    alerts += await insertAlerts(trx, tenantId, runId, pendingAlerts, options.sinks);
+    alerts += await storeAlerts(trx, tenantId, runId, pendingAlerts, options);
     pendingChanges = [];
     pendingIds = [];
     pendingAlerts = [];

@@ -114,6 +114,31 @@ describe('AIGOV-017 sync failing', () => {
     expect(await failing()).toHaveLength(1);
   });
 
+  it('a sync that succeeds again resolves the sync-failing alert automatically, with the reason', async () => {
+    h = await createHarness({ entries: 20, seed: 7 });
+    expect((await h.sync()).status).toBe('succeeded');
+    h.sandbox.faults.add({ kind: '500', times: Number.POSITIVE_INFINITY });
+    for (let i = 1; i <= 3; i++) expect((await h.sync()).status).toBe('failed');
+    const state = async () =>
+      (
+        await sql<{ state: string; resolved_by: string | null; resolved_note: string | null }>`
+          select state, resolved_by, resolved_note from govtrail.alert_state where rule_id = 'AIGOV-017'`.execute(
+          h?.database.db as never,
+        )
+      ).rows;
+    expect(await state()).toEqual([{ state: 'open', resolved_by: null, resolved_note: null }]);
+    h.sandbox.faults.clear();
+    const recovered = await h.sync();
+    expect(recovered.status).toBe('succeeded');
+    expect(await state()).toEqual([
+      {
+        state: 'resolved',
+        resolved_by: 'govtrail',
+        resolved_note: `the sync succeeded again (run ${recovered.runId})`,
+      },
+    ]);
+  });
+
   it('a success in between restarts the count', async () => {
     h = await createHarness({ entries: 20, seed: 7 });
     h.sandbox.faults.add({ kind: '500', times: Number.POSITIVE_INFINITY });

@@ -16,6 +16,7 @@ import { reconcileTenant } from '../../src/app/tenant-run.js';
 import { loadBaselineFile } from '../../src/config/baseline.js';
 import { DEFAULT_RANKS } from '../../src/core/diff.js';
 import type { Session } from '../../src/store/database.js';
+import { recordAlertEvents } from '../../src/store/write/alert-events.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
 import { expandGrafanaSql, grafanaInterval, type TimeRange } from '../helpers/grafana-macros.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -52,6 +53,13 @@ beforeAll(async () => {
     .execute((trx) =>
       judgeTenant(trx, 'acme', loadBaselineFile('baselines/recommended.yaml', DEFAULT_RANKS), null),
     );
+  // One alert handled, for the alert-handling panels' times.
+  const handled = await sql<{
+    alert_id: string;
+  }>`select min(alert_id)::text as alert_id from govtrail.alert`.execute(h.database.db);
+  const id = Number(handled.rows[0]?.alert_id);
+  await recordAlertEvents(h.database.db, [id], { kind: 'acknowledged', actor: 'alice' });
+  await recordAlertEvents(h.database.db, [id], { kind: 'resolved', actor: 'alice', note: 'done' });
   const oldest = served.at(-1)?.metadata?.createdAt as string;
   range = { from: new Date(Date.parse(oldest) - 86_400_000), to: new Date(Date.now() + 3_600_000) };
 });
@@ -161,6 +169,7 @@ describe('the committed dashboard', () => {
     const names = new Set(queries.flatMap((q) => [...q.rawSql.matchAll(readable)].map((m) => m[1])));
     expect([...names].sort()).toEqual([
       'alert_log',
+      'alert_state',
       'change_log',
       'changes_without_ticket',
       'compliance_daily',

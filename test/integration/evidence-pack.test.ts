@@ -30,6 +30,7 @@ import { type EvidencePackResult, writeEvidencePack } from '../../src/outputs/pa
 import { verifyPack } from '../../src/outputs/pack/verify-pack.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { renderReport } from '../../src/outputs/report/html.js';
+import { recordAlertEvents } from '../../src/store/write/alert-events.js';
 import { readControlPeriods } from '../../src/store/write/conformance.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
 import { parseCsv } from '../helpers/csv.js';
@@ -47,6 +48,7 @@ let signer: { privateKey: KeyObject; publicKey: KeyObject };
 let pack: EvidencePackResult;
 let from: Date;
 let to: Date;
+let handledAlert: number;
 
 function tmp(name: string): string {
   return path.join(root, name);
@@ -209,6 +211,18 @@ beforeAll(async () => {
   if (bounds === undefined) throw new Error('no entries stored');
   from = new Date(bounds.at.getTime() + 1000);
   to = new Date(bounds.last.getTime() + 86_400_000);
+  // One alert of the period handled: acknowledged, then resolved with a note.
+  const { rows: handled } = await sql<{ alert_id: string }>`
+    select l.alert_id::text from govtrail.alert_log l
+    where coalesce(l.changed_at, l.created_at) >= ${from} and coalesce(l.changed_at, l.created_at) < ${to}
+    order by l.alert_id limit 1`.execute(h.database.db);
+  handledAlert = Number(handled[0]?.alert_id);
+  await recordAlertEvents(h.database.db, [handledAlert], { kind: 'acknowledged', actor: 'alice' });
+  await recordAlertEvents(h.database.db, [handledAlert], {
+    kind: 'resolved',
+    actor: 'bob',
+    note: 'reverted, SEC-9',
+  });
   pack = await writeEvidencePack(h.database, {
     tenantId: 'acme',
     from,
@@ -353,6 +367,20 @@ describe('the pack', () => {
     expect(html).not.toContain('javascript:');
     expect(html).toContain('&lt;script&gt;alert(document.cookie)&lt;/script&gt;');
     expect(html).toContain('=HYPERLINK(&quot;http://evil.example/');
+  });
+
+  it("carries each alert's handling in alerts.csv: state, who acknowledged and resolved it, when, the note", () => {
+    const [header, ...rows] = csv(pack.dir, 'alerts.csv');
+    const col = (name: string) => (header as string[]).indexOf(name);
+    const row = rows.find((r) => r[col('alert_id')] === String(handledAlert));
+    expect(row?.[col('state')]).toBe('resolved');
+    expect(row?.[col('acknowledged_by')]).toBe('alice');
+    expect(row?.[col('resolved_by')]).toBe('bob');
+    expect(row?.[col('resolution_note')]).toBe('reverted, SEC-9');
+    expect(row?.[col('resolved_at')]).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(row?.[col('handling')]).toMatch(/Z acknowledged by alice; .*Z resolved by bob: reverted, SEC-9$/);
+    const others = rows.filter((r) => r[col('alert_id')] !== String(handledAlert));
+    expect(others.every((r) => r[col('state')] === 'open' && r[col('handling')] === '')).toBe(true);
   });
 
   it('gives each setting’s periods, contiguous, agreeing with settings_as_of at each boundary', async () => {

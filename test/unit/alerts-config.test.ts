@@ -200,7 +200,7 @@ describe('a bad sink stops start-up with one line naming the setting', () => {
       'an unknown type',
       '  - {type: carrier_pigeon}\n',
       'type',
-      /must be one of log, webhook, slack, pagerduty, teams, splunk_hec, syslog, email, notify/,
+      /must be one of log, webhook, slack, pagerduty, teams, splunk_hec, syslog, email, jira, notify/,
     ],
     [
       'a missing routing key',

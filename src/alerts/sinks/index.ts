@@ -21,6 +21,14 @@ export {
   isPermanentSmtpError,
 } from './email/sink.js';
 export { isRetryableStatus, type PostResult, postJson } from './http-post.js';
+export {
+  createJiraSink,
+  type JiraSinkOptions,
+  jiraComment,
+  jiraDedupeLabel,
+  jiraDescription,
+  jiraIssue,
+} from './jira/sink.js';
 export { createLogSink } from './log/sink.js';
 export { ALERT_CHANNEL, createNotifySink } from './notify/sink.js';
 export { clipAlert, ocsfAlertEvent } from './ocsf-event.js';

@@ -3,8 +3,8 @@
  * `format: ocsf`) send it: {@link alertToDetectionFinding} of an alert whose long values were cut
  * to fit a size budget, so that the JSON stays whole and valid rather than being cut mid-way.
  */
-import type { AlertMessage } from '../../core/alert.js';
-import { alertToDetectionFinding } from '../../core/ocsf/index.js';
+import type { AlertFollowUp, AlertMessage } from '../../core/alert.js';
+import { alertToDetectionFinding, findingUpdate } from '../../core/ocsf/index.js';
 import type { OcsfDetectionFinding } from '../../core/ocsf/types.js';
 import { govtrailVersion } from '../../runtime/paths.js';
 import {
@@ -79,5 +79,20 @@ export function ocsfAlertEvent(alert: AlertMessage, o: OcsfEventOptions): OcsfDe
       },
     },
     options,
+  );
+}
+
+/**
+ * The Detection Finding update of a lifecycle event (core/ocsf/finding-update.ts) around the
+ * alert's finding cut to `o.budgetBytes` less room for the lifecycle part.
+ */
+export function ocsfFollowUpEvent(
+  alert: AlertMessage,
+  event: AlertFollowUp,
+  o: OcsfEventOptions,
+): OcsfDetectionFinding {
+  return findingUpdate(
+    ocsfAlertEvent(alert, { ...o, budgetBytes: Math.max(1024, o.budgetBytes - 4096) }),
+    event,
   );
 }

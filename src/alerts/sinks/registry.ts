@@ -19,6 +19,7 @@
  */
 import type { SinkRoute } from '../../core/routing.js';
 import { emailSettings } from './email/settings.js';
+import { jiraSettings } from './jira/settings.js';
 import { logSettings } from './log/settings.js';
 import { notifySettings } from './notify/settings.js';
 import { pagerDutySettings } from './pagerduty/settings.js';
@@ -54,6 +55,7 @@ export const SINK_REGISTRY = {
   splunk_hec: sinkEntry(splunkHecSettings, () => import('./splunk-hec/sink.js')),
   syslog: sinkEntry(syslogSettings, () => import('./syslog/sink.js')),
   email: sinkEntry(emailSettings, () => import('./email/sink.js')),
+  jira: sinkEntry(jiraSettings, () => import('./jira/sink.js')),
   notify: sinkEntry(notifySettings, () => import('./notify/sink.js')),
 } as const;
 

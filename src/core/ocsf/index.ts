@@ -18,6 +18,7 @@ export {
 } from './compliance.js';
 export * from './constants.js';
 export { alertToDetectionFinding } from './finding.js';
+export { FINDING_STATUS_OF, findingUpdate } from './finding-update.js';
 export {
   activityOfChangeKind,
   entityManagementTypeUid,

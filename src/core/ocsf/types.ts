@@ -147,6 +147,8 @@ export interface OcsfFindingInfo {
   readonly desc: string;
   readonly analytic: OcsfAnalytic;
   readonly created_time?: number;
+  /** Time of the latest lifecycle event (an Update or Close). */
+  readonly modified_time?: number;
   readonly related_events?: readonly OcsfRelatedEvent[];
 }
 

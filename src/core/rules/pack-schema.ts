@@ -90,6 +90,50 @@ export interface Rule {
   readonly severity_overrides?: readonly SeverityOverride[] | undefined;
   /** One line telling on-call what to do. */
   readonly runbook: string;
+  /**
+   * Repeats inside `window` of an open alert of this rule with the same values of `by` fold into
+   * it as `repeated` events and are not delivered again (docs/design/alerts.md, "Suppression").
+   */
+  readonly suppress?: SuppressSpec | undefined;
+  /** Tests of the rule, run by `govtrail rules test` (docs/design/alerts.md, "Rules as code"). */
+  readonly tests?: readonly RuleTestSpec[] | undefined;
+}
+
+/** What makes two alerts of one rule "the same" for suppression and early lift of a snooze. */
+export const SUPPRESS_SCOPE_KEYS = ['tenant', 'field', 'actor'] as const;
+export type SuppressScopeKey = (typeof SUPPRESS_SCOPE_KEYS)[number];
+
+/** `suppress: { window: 1h, by: [tenant, field] }`. */
+export interface SuppressSpec {
+  readonly window: string;
+  readonly by: readonly SuppressScopeKey[];
+}
+
+/**
+ * One test of a rule: an entry, given whole or as the settings before and after (with the change
+ * kind, actor and annotations), or a run-level situation, and what must happen.
+ */
+export interface RuleTestSpec {
+  readonly name: string;
+  /** Wire settings (camelCase) before the change; absent for a tenant's first entry. */
+  readonly before?: Readonly<Record<string, unknown>> | undefined;
+  /** Wire settings after it; absent (null) for a hard delete. */
+  readonly after?: Readonly<Record<string, unknown>> | null | undefined;
+  /** The entry as the tenant API serves it (metadata, actor, annotations, snapshot), instead of after. */
+  readonly entry?: Readonly<Record<string, unknown>> | undefined;
+  readonly change_kind?: string | undefined;
+  readonly actor_kind?: string | undefined;
+  /** Annotation kinds the entry carries (`ANNOTATION_KIND_TICKET`, …). */
+  readonly annotations?: readonly string[] | undefined;
+  /** entries_in_window rules: how many entries of the tenant precede this one within the window. */
+  readonly recent_entries?: number | undefined;
+  /** Run-level rules: the run's situation. */
+  readonly run?:
+    | { readonly first_run_entries?: number; readonly consecutive_failed_runs?: number }
+    | undefined;
+  /** source_discrepancy rules: the kind of the finding. */
+  readonly discrepancy?: string | undefined;
+  readonly expect: { readonly fires: boolean; readonly severity?: Severity | undefined };
 }
 
 export interface RulePack {
@@ -218,6 +262,42 @@ const RuleSchema = z
       )
       .optional(),
     runbook: z.string().min(1),
+    suppress: z
+      .object({
+        window: z.string().refine((w) => parseWindowSeconds(w) !== undefined, {
+          message: 'must be a duration such as 1h, 30m, 1h30m or 2d',
+        }),
+        by: nonEmptyList(
+          z.enum(SUPPRESS_SCOPE_KEYS, { message: `must be one of ${SUPPRESS_SCOPE_KEYS.join(', ')}` }),
+        ),
+      })
+      .strict()
+      .optional(),
+    tests: z
+      .array(
+        z
+          .object({
+            name: z.string().min(1),
+            before: z.record(z.string(), z.unknown()).optional(),
+            after: z.record(z.string(), z.unknown()).nullable().optional(),
+            entry: z.record(z.string(), z.unknown()).optional(),
+            change_kind: enumName.optional(),
+            actor_kind: enumName.optional(),
+            annotations: z.array(enumName).optional(),
+            recent_entries: z.number().int().min(0).optional(),
+            run: z
+              .object({
+                first_run_entries: z.number().int().min(0).optional(),
+                consecutive_failed_runs: z.number().int().min(0).optional(),
+              })
+              .strict()
+              .optional(),
+            discrepancy: z.enum(SOURCE_DISCREPANCY_KINDS).optional(),
+            expect: z.object({ fires: z.boolean(), severity: SeveritySchema.optional() }).strict(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 

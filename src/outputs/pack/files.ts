@@ -59,10 +59,11 @@ export const PACK_FILES: readonly PackFileDescription[] = [
   },
   {
     name: 'alerts.csv',
-    answers: 'Which changes raised an alert, how severe, and did it reach its sinks?',
+    answers: 'Which changes raised an alert, how severe, did it reach its sinks, and was it acted on?',
     detail:
       'Every alert about a change of the period (alerts without an entry: raised in the period), oldest first, ' +
-      'with its delivery status per sink (view alert_log).',
+      'with its delivery status per sink (view alert_log) and its handling: state, who acknowledged and ' +
+      'resolved it, when, the note, and every event in order (alert_event).',
   },
   {
     name: 'runs.csv',

@@ -4,6 +4,7 @@
  * pages in a stable order, so a period of any length holds one page in memory.
  */
 import { sql } from 'kysely';
+import type { LifecycleEvent } from '../../core/alert-lifecycle.js';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
 import { andAfter } from '../predicates.js';
@@ -25,6 +26,18 @@ export interface PackAlert {
   readonly pendingSinks: string[];
   readonly failedSinks: string[];
   readonly lastDeliveredAt: Date | null;
+  /** What was done about it (alert_event), in order: who, when, with which note. */
+  readonly events: readonly LifecycleEvent[];
+}
+
+/** An alert_event row as jsonb_agg returns it. */
+interface EventJson {
+  readonly kind: LifecycleEvent['kind'];
+  readonly actor: string;
+  readonly at: string;
+  readonly note: string | null;
+  readonly assignee: string | null;
+  readonly until: string | null;
 }
 
 /**
@@ -55,10 +68,14 @@ export async function* iterateAlerts(
         pending_sinks: string[] | null;
         failed_sinks: string[] | null;
         last_delivered_at: Date | null;
+        events: EventJson[] | null;
       }>`
       select l.alert_id, l.created_at, l.changed_at, coalesce(l.changed_at, l.created_at)::text as at_key,
              l.entry_id, l.rule_id, l.rule_version, l.severity, l.title, l.summary, l.delivery_status,
-             l.delivered_sinks, l.pending_sinks, l.failed_sinks, l.last_delivered_at
+             l.delivered_sinks, l.pending_sinks, l.failed_sinks, l.last_delivered_at,
+             (select jsonb_agg(jsonb_build_object('kind', e.kind, 'actor', e.actor, 'at', e.at, 'note', e.note,
+                                                  'assignee', e.assignee, 'until', e.until) order by e.event_id)
+              from govtrail.alert_event e where e.alert_id = l.alert_id) as events
       from govtrail.alert_log l
       where l.tenant_id = ${filter.tenantId}
         and coalesce(l.changed_at, l.created_at) >= ${filter.from}
@@ -87,6 +104,14 @@ export async function* iterateAlerts(
         pendingSinks: r.pending_sinks ?? [],
         failedSinks: r.failed_sinks ?? [],
         lastDeliveredAt: r.last_delivered_at,
+        events: (r.events ?? []).map((e) => ({
+          kind: e.kind,
+          actor: e.actor,
+          at: new Date(e.at),
+          note: e.note,
+          assignee: e.assignee,
+          until: e.until === null ? null : new Date(e.until),
+        })),
       };
   }
 }

@@ -27,10 +27,13 @@ export async function readMissedReconciles(
   return rows.map((r) => r.tenant_id);
 }
 
-/** When the earliest pending alert delivery is due; undefined when none is pending. */
+/** When the earliest pending alert delivery, or follow-up of one (alert_event_delivery), is due; undefined when none is pending. */
 export async function readNextDeliveryDue(db: Session): Promise<Date | undefined> {
   const { rows } = await sql<{ due: Date | null }>`
-    select min(next_attempt_at) as due from govtrail.alert_delivery where status = 'pending'`.execute(db);
+    select least((select min(next_attempt_at) from govtrail.alert_delivery where status = 'pending'),
+                 (select min(next_attempt_at) from govtrail.alert_event_delivery where status = 'pending')) as due`.execute(
+    db,
+  );
   const due = rows[0]?.due;
   return due == null ? undefined : new Date(due);
 }

@@ -20,12 +20,14 @@
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import {
+  type AlertFollowUp,
   type AlertMessage,
   type BatchItem,
   SEVERITIES,
   type Severity,
   type Sink,
 } from '../../../core/alert.js';
+import { followUpLine, followUpTitle, isAnnounced } from '../../../core/follow-up.js';
 import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 import { clipAlert } from '../ocsf-event.js';
@@ -75,6 +77,30 @@ export function escapeHtml(text: string): string {
 /** One line of header text: no CR, LF or other control characters. */
 function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+}
+
+/**
+ * The short follow-up mail of a lifecycle event: one line, threaded under the alert's own mail
+ * (`In-Reply-To` its Message-ID, which derives from the alert's delivery id).
+ */
+export function followUpMail(
+  alert: AlertMessage,
+  event: AlertFollowUp,
+  o: { readonly deliveryId: string; readonly from: string },
+): AlertMail {
+  const line = followUpLine(alert, event);
+  const ids = `Alert ${alert.alertId} · dedupe ${alert.dedupeKey} · event ${event.eventId} · delivery ${o.deliveryId}`;
+  return {
+    subject: oneLine(`[govtrail] ${followUpTitle(alert, event)} (tenant ${alert.tenantId})`).slice(0, 250),
+    text: `${line}\n\n${ids}\n`,
+    html: `<html><body><p>${escapeHtml(line)}</p><p style="color:#666;font-size:small">${escapeHtml(ids)}</p></body></html>`,
+    messageId: `<govtrail.${o.deliveryId.replace(/[^A-Za-z0-9._-]/g, '')}@${domainOf(o.from)}>`,
+    headers: {
+      'X-Govtrail-Dedupe-Key': oneLine(alert.dedupeKey),
+      'X-Govtrail-Alert-Id': oneLine(alert.alertId),
+      'X-Govtrail-Event': oneLine(`alert.${event.kind}`),
+    },
+  };
 }
 
 /** The domain of an address (`Name <a@b.example>` → `b.example`), for the Message-ID. */
@@ -329,6 +355,10 @@ export function createEmailSink(o: EmailSinkOptions): Sink {
       );
     },
     ...(o.mode === 'digest' ? { deliverBatch: digest } : {}),
+    async deliverEvent(alert, event, delivery) {
+      if (!isAnnounced(event.kind)) return;
+      await send(followUpMail(alert, event, { deliveryId: delivery.deliveryId, from: o.from }));
+    },
     async close() {
       transport.close();
     },

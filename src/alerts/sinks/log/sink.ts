@@ -1,6 +1,7 @@
 /** The log sink: always configured, so an alert is never only in the database. */
 
 import type { Sink } from '../../../core/alert.js';
+import { followUpLine } from '../../../core/follow-up.js';
 import type { Logger } from '../../../runtime/logger.js';
 import type { SinkFactory } from '../sink-factory.js';
 import type { LogSettings } from './settings.js';
@@ -31,6 +32,16 @@ export function createLogSink(logger: Logger, name = 'log'): Sink {
           deliveryId: delivery.deliveryId,
         },
         `alert ${alert.ruleId} (${alert.severity}): ${alert.title}`,
+      );
+    },
+    async deliverEvent(alert, event, delivery) {
+      logger.info(
+        {
+          alert: { alertId: alert.alertId, ruleId: alert.ruleId, dedupeKey: alert.dedupeKey },
+          event: { eventId: event.eventId, kind: event.kind, actor: event.actor, automatic: event.automatic },
+          deliveryId: delivery.deliveryId,
+        },
+        followUpLine(alert, event),
       );
     },
   };

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import type { AlertEventKind } from '../../../core/alert-lifecycle.js';
 import { alertLinks, formatValue, shortEnum, truncate } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
 import { clipList, clipText, clipValue, fitToBudget } from '../payload-budget.js';
@@ -157,26 +158,61 @@ export function pagerDutyResolveEvent(
   };
 }
 
+/** An Events API v2 `acknowledge` or `resolve` event: only the routing key, the action and the dedup key. */
+export interface PagerDutyFollowUp {
+  readonly routing_key: string;
+  readonly event_action: 'acknowledge' | 'resolve';
+  readonly dedup_key: string;
+}
+
+/**
+ * PagerDuty's answer to a lifecycle event: `acknowledge` for an acknowledged alert, `resolve` for a
+ * resolved one, the `trigger` again for a reopened one (PagerDuty opens a new incident on the same
+ * dedup key), nothing for the others.
+ */
+export function pagerDutyFollowUp(
+  alert: AlertMessage,
+  kind: AlertEventKind,
+  o: { readonly routingKey: string; readonly runbookUrl?: string | undefined },
+): PagerDutyFollowUp | PagerDutyEvent | undefined {
+  const dedupKey = pagerDutyDedupKey(alert.dedupeKey);
+  if (kind === 'acknowledged')
+    return { routing_key: o.routingKey, event_action: 'acknowledge', dedup_key: dedupKey };
+  if (kind === 'resolved') return { routing_key: o.routingKey, event_action: 'resolve', dedup_key: dedupKey };
+  if (kind === 'reopened') return pagerDutyEvent(alert, o);
+  return undefined;
+}
+
 /** Creates the PagerDuty sink. */
 export function createPagerDutySink(o: PagerDutySinkOptions): Sink {
   const name = o.name ?? 'pagerduty';
+  const send = async (event: PagerDutyEvent | PagerDutyFollowUp): Promise<void> => {
+    await postJson({
+      sink: name,
+      url: o.url ?? PAGERDUTY_EVENTS_URL,
+      body: Buffer.from(JSON.stringify(event), 'utf8'),
+      headers: {},
+      dispatcher: o.dispatcher,
+      timeoutMs: o.timeoutMs,
+    });
+  };
   return {
     name,
     async deliver(alert) {
       // A resolution resolves the alert it names, on that alert's dedup_key, instead of opening one.
       const resolves = resolvedDedupeKey(alert);
-      const event =
+      await send(
         resolves === undefined
           ? pagerDutyEvent(alert, { routingKey: o.routingKey, runbookUrl: o.runbookUrl })
-          : pagerDutyResolveEvent(resolves, { routingKey: o.routingKey });
-      await postJson({
-        sink: name,
-        url: o.url ?? PAGERDUTY_EVENTS_URL,
-        body: Buffer.from(JSON.stringify(event), 'utf8'),
-        headers: {},
-        dispatcher: o.dispatcher,
-        timeoutMs: o.timeoutMs,
+          : pagerDutyResolveEvent(resolves, { routingKey: o.routingKey }),
+      );
+    },
+    async deliverEvent(alert, event) {
+      const followUp = pagerDutyFollowUp(alert, event.kind, {
+        routingKey: o.routingKey,
+        runbookUrl: o.runbookUrl,
       });
+      if (followUp !== undefined) await send(followUp);
     },
   };
 }

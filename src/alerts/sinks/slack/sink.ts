@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import { followUpLine, isAnnounced } from '../../../core/follow-up.js';
 import { formatValue, shortEnum, truncate } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
 import type { SinkFactory } from '../sink-factory.js';
@@ -121,6 +122,22 @@ export function createSlackSink(o: SlackSinkOptions): Sink {
     name,
     async deliver(alert) {
       const body = Buffer.from(JSON.stringify(slackPayload(alert)), 'utf8');
+      await postJson({
+        sink: name,
+        url: o.url,
+        body,
+        headers: {},
+        dispatcher: o.dispatcher,
+        timeoutMs: o.timeoutMs,
+      });
+    },
+    async deliverEvent(alert, event) {
+      if (!isAnnounced(event.kind)) return;
+      // A short follow-up: one escaped line, no attachment.
+      const body = Buffer.from(
+        JSON.stringify({ text: escapeMrkdwn(truncate(followUpLine(alert, event), 3000)) }),
+        'utf8',
+      );
       await postJson({
         sink: name,
         url: o.url,

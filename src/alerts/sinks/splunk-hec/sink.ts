@@ -21,6 +21,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { AlertMessage, Sink } from '../../../core/alert.js';
+import { isAnnounced } from '../../../core/follow-up.js';
+import { findingUpdate } from '../../../core/ocsf/index.js';
 import type { OcsfDetectionFinding } from '../../../core/ocsf/types.js';
 import { permanentFailure, retryableFailure } from '../delivery-failure.js';
 import { isRetryableStatus, postJson } from '../http-post.js';
@@ -113,6 +115,22 @@ export function createSplunkHecSink(o: SplunkHecSinkOptions): Sink {
   const name = o.name ?? 'splunk_hec';
   return {
     name,
+    async deliverEvent(alert, event) {
+      if (!isAnnounced(event.kind)) return;
+      const envelope = splunkHecEvent(alert, {
+        host: o.host,
+        source: o.source,
+        sourcetype: o.sourcetype,
+        index: o.index,
+        productVersion: o.productVersion,
+        now: o.now?.(),
+      });
+      await post({
+        ...envelope,
+        time: event.at.getTime() / 1000,
+        event: findingUpdate(envelope.event, event),
+      });
+    },
     async deliver(alert) {
       const envelope = splunkHecEvent(alert, {
         host: o.host,
@@ -122,24 +140,27 @@ export function createSplunkHecSink(o: SplunkHecSinkOptions): Sink {
         productVersion: o.productVersion,
         now: o.now?.(),
       });
-      const result = await postJson({
-        sink: name,
-        url: o.url,
-        body: Buffer.from(JSON.stringify(envelope), 'utf8'),
-        headers: { authorization: `Splunk ${o.token}` },
-        dispatcher: o.dispatcher,
-        timeoutMs: o.timeoutMs,
-        isRetryable: isRetryableHecAnswer,
-      });
-      // A 2xx whose body says something other than success (code 0) did not take the event.
-      const code = hecCode(result.body);
-      if (code !== undefined && code !== 0) {
-        const reason = `HTTP ${result.status} with HEC code ${code}: ${result.body}`;
-        if (RETRYABLE_HEC_CODES.has(code)) throw retryableFailure(name, reason, { status: result.status });
-        throw permanentFailure(name, reason, { status: result.status });
-      }
+      await post(envelope);
     },
   };
+  async function post(envelope: SplunkHecEvent): Promise<void> {
+    const result = await postJson({
+      sink: name,
+      url: o.url,
+      body: Buffer.from(JSON.stringify(envelope), 'utf8'),
+      headers: { authorization: `Splunk ${o.token}` },
+      dispatcher: o.dispatcher,
+      timeoutMs: o.timeoutMs,
+      isRetryable: isRetryableHecAnswer,
+    });
+    // A 2xx whose body says something other than success (code 0) did not take the event.
+    const code = hecCode(result.body);
+    if (code !== undefined && code !== 0) {
+      const reason = `HTTP ${result.status} with HEC code ${code}: ${result.body}`;
+      if (RETRYABLE_HEC_CODES.has(code)) throw retryableFailure(name, reason, { status: result.status });
+      throw permanentFailure(name, reason, { status: result.status });
+    }
+  }
 }
 
 /** Builds the sink from its configured settings (the registry's factory of this type). */

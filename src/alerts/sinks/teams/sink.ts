@@ -10,7 +10,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { AlertMessage, Severity, Sink } from '../../../core/alert.js';
-import { alertLinks, formatValue, shortEnum } from '../../../core/format.js';
+import { followUpLine, isAnnounced } from '../../../core/follow-up.js';
+import { alertLinks, formatValue, shortEnum, truncate } from '../../../core/format.js';
 import { postJson } from '../http-post.js';
 import { clipList, clipText, type Detail, fitToBudget } from '../payload-budget.js';
 import type { SinkFactory } from '../sink-factory.js';
@@ -166,6 +167,39 @@ export function createTeamsSink(o: TeamsSinkOptions): Sink {
     name,
     async deliver(alert, delivery) {
       const message = teamsMessage(alert, { runbookUrl: o.runbookUrl, deliveryId: delivery.deliveryId });
+      await postJson({
+        sink: name,
+        url: o.url,
+        body: Buffer.from(JSON.stringify(message), 'utf8'),
+        headers: { 'x-govtrail-delivery': delivery.deliveryId },
+        dispatcher: o.dispatcher,
+        timeoutMs: o.timeoutMs,
+      });
+    },
+    async deliverEvent(alert, event, delivery) {
+      if (!isAnnounced(event.kind)) return;
+      // A short follow-up: a card of one text block.
+      const message = {
+        type: 'message',
+        attachments: [
+          {
+            contentType: 'application/vnd.microsoft.card.adaptive',
+            contentUrl: null,
+            content: {
+              $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+              type: 'AdaptiveCard',
+              version: TEAMS_CARD_VERSION,
+              body: [
+                {
+                  type: 'TextBlock',
+                  wrap: true,
+                  text: escapeCardMarkdown(truncate(followUpLine(alert, event), 3000)),
+                },
+              ],
+            },
+          },
+        ],
+      };
       await postJson({
         sink: name,
         url: o.url,

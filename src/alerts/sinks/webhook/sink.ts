@@ -32,9 +32,17 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import type { AlertContext, AlertMessage, Severity, Sink } from '../../../core/alert.js';
+import type {
+  AlertContext,
+  AlertFollowUp,
+  AlertMessage,
+  DeliveryAttempt,
+  Severity,
+  Sink,
+} from '../../../core/alert.js';
+import { followUpType, isAnnounced } from '../../../core/follow-up.js';
 import { postJson } from '../http-post.js';
-import { ocsfAlertEvent } from '../ocsf-event.js';
+import { ocsfAlertEvent, ocsfFollowUpEvent } from '../ocsf-event.js';
 import type { SinkFactory } from '../sink-factory.js';
 import type { WebhookSettings } from './settings.js';
 
@@ -97,6 +105,27 @@ export function webhookPayload(alert: AlertMessage): WebhookPayload {
   };
 }
 
+/**
+ * The webhook body of a lifecycle event (`format: json`): the Standard Webhooks `type`
+ * `alert.acknowledged`, `alert.resolved`, …, the alert as in {@link webhookPayload}, and the event.
+ */
+export function webhookFollowUpPayload(alert: AlertMessage, e: AlertFollowUp): Record<string, unknown> {
+  return {
+    type: followUpType(e.kind),
+    alert: webhookPayload(alert).alert,
+    event: {
+      id: e.eventId,
+      kind: e.kind,
+      actor: e.actor,
+      at: e.at.toISOString(),
+      automatic: e.automatic,
+      ...(e.note ? { note: e.note } : {}),
+      ...(e.assignee ? { assignee: e.assignee } : {}),
+      ...(e.until ? { until: e.until.toISOString() } : {}),
+    },
+  };
+}
+
 /** `sha256=<hex HMAC-SHA256 of body>`, the value of `X-Govtrail-Signature`. */
 export function signBody(secret: string, body: Buffer | string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -130,6 +159,29 @@ export function standardWebhookHeaders(
 /** Creates the webhook sink. */
 export function createWebhookSink(o: WebhookSinkOptions): Sink {
   const name = o.name ?? 'webhook';
+  const post = async (payload: unknown, event: string, delivery: DeliveryAttempt): Promise<void> => {
+    const body = Buffer.from(JSON.stringify(payload), 'utf8');
+    const headers: Record<string, string> = {
+      'x-govtrail-event': event,
+      'x-govtrail-delivery': delivery.deliveryId,
+      'x-govtrail-attempt': String(delivery.attempt),
+    };
+    if (o.secret !== undefined && o.secret !== '') {
+      Object.assign(
+        headers,
+        standardWebhookHeaders(o.secret, delivery.deliveryId, (o.now ?? (() => new Date()))(), body),
+      );
+      headers['x-govtrail-signature'] = signBody(o.secret, body);
+    }
+    await postJson({
+      sink: name,
+      url: o.url,
+      body,
+      headers,
+      dispatcher: o.dispatcher,
+      timeoutMs: o.timeoutMs,
+    });
+  };
   return {
     name,
     async deliver(alert, delivery) {
@@ -137,27 +189,15 @@ export function createWebhookSink(o: WebhookSinkOptions): Sink {
         o.format === 'ocsf'
           ? ocsfAlertEvent(alert, { budgetBytes: WEBHOOK_OCSF_BUDGET_BYTES })
           : webhookPayload(alert);
-      const body = Buffer.from(JSON.stringify(payload), 'utf8');
-      const headers: Record<string, string> = {
-        'x-govtrail-event': 'alert',
-        'x-govtrail-delivery': delivery.deliveryId,
-        'x-govtrail-attempt': String(delivery.attempt),
-      };
-      if (o.secret !== undefined && o.secret !== '') {
-        Object.assign(
-          headers,
-          standardWebhookHeaders(o.secret, delivery.deliveryId, (o.now ?? (() => new Date()))(), body),
-        );
-        headers['x-govtrail-signature'] = signBody(o.secret, body);
-      }
-      await postJson({
-        sink: name,
-        url: o.url,
-        body,
-        headers,
-        dispatcher: o.dispatcher,
-        timeoutMs: o.timeoutMs,
-      });
+      await post(payload, 'alert', delivery);
+    },
+    async deliverEvent(alert, event, delivery) {
+      if (!isAnnounced(event.kind)) return;
+      const payload =
+        o.format === 'ocsf'
+          ? ocsfFollowUpEvent(alert, event, { budgetBytes: WEBHOOK_OCSF_BUDGET_BYTES })
+          : webhookFollowUpPayload(alert, event);
+      await post(payload, followUpType(event.kind), delivery);
     },
   };
 }

@@ -1,4 +1,9 @@
-/** alerts.csv: the alerts about the period's changes, with their delivery status per sink (view alert_log). */
+/**
+ * alerts.csv: the alerts about the period's changes, with their delivery status per sink (view
+ * alert_log) and their handling (alert_event, folded as alert_state folds it): who acknowledged
+ * and resolved each one, when, with which note, and every event in order.
+ */
+import { type LifecycleEvent, replay, stateAt } from '../../../core/alert-lifecycle.js';
 import { iterateAlerts } from '../../../store/read/alert-log.js';
 import { cellTime } from '../writer.js';
 import { type PackDataFile, writeCsv } from './pack-file.js';
@@ -19,7 +24,30 @@ const HEADER = [
   'pending_to',
   'failed_to',
   'last_delivered_at',
+  'state',
+  'assignee',
+  'acknowledged_by',
+  'acknowledged_at',
+  'resolved_by',
+  'resolved_at',
+  'resolution_note',
+  'handling',
 ] as const;
+
+/** Every event of an alert on one line: `2026-…Z acknowledged by alice; 2026-…Z resolved by bob: note`. */
+function handlingText(events: readonly LifecycleEvent[]): string {
+  return events
+    .map((e) => {
+      const what =
+        e.kind === 'assigned'
+          ? `assigned to ${e.assignee ?? '?'}`
+          : e.kind === 'snoozed'
+            ? `snoozed until ${e.until?.toISOString() ?? '?'}`
+            : e.kind;
+      return `${e.at.toISOString()} ${what} by ${e.actor}${e.note ? `: ${e.note}` : ''}`;
+    })
+    .join('; ');
+}
 
 export const ALERTS: PackDataFile = {
   name: 'alerts.csv',
@@ -31,6 +59,7 @@ export const ALERTS: PackDataFile = {
       HEADER,
       async (row) => {
         for await (const a of iterateAlerts(db, period, o.pageSize)) {
+          const fold = replay(a.events);
           await row([
             String(a.alertId),
             cellTime(a.createdAt),
@@ -47,6 +76,15 @@ export const ALERTS: PackDataFile = {
             a.pendingSinks.join('; '),
             a.failedSinks.join('; '),
             cellTime(a.lastDeliveredAt),
+            // As of the pack's time, so that a pack made twice from the same data is the same.
+            stateAt(fold, o.now),
+            fold.assignee ?? '',
+            fold.acknowledgedBy ?? '',
+            cellTime(fold.acknowledgedAt),
+            fold.resolvedBy ?? '',
+            cellTime(fold.resolvedAt),
+            fold.resolvedNote ?? '',
+            handlingText(a.events),
           ]);
         }
       },
