@@ -39,6 +39,18 @@ export function readMigrations(dir = packagePath('sql')): MigrationFile[] {
   });
 }
 
+/**
+ * After each migration, in its transaction: scopes any view or reader-readable table that migration
+ * added or replaced (sql/0030's govtrail.apply_reader_scope; absent before 0030), so that a scoped
+ * reader never sees another tenant's rows through an object nobody remembered to scope
+ * (docs/design/integrity.md, "Readers who see only their tenants").
+ */
+async function applyReaderScope(session: Session): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regprocedure('govtrail.apply_reader_scope()') is not null as present`.execute(session);
+  if (rows[0]?.present === true) await sql`select govtrail.apply_reader_scope()`.execute(session);
+}
+
 export interface MigrateResult {
   readonly applied: readonly string[];
   readonly current: number;
@@ -109,6 +121,7 @@ export async function migrate(
         try {
           await database.executeScript(session, 'begin');
           await database.executeScript(session, m.script);
+          await applyReaderScope(session);
           await session
             .insertInto('govtrail.schema_migration')
             .values({ version: m.version, name: m.name, checksum: m.checksum })
