@@ -29,6 +29,7 @@ export interface Mutation {
 const SYNC = 'test/integration/sync-invariants.test.ts';
 const RECONCILE = 'test/integration/reconcile.test.ts';
 const REGISTRY = 'test/integration/tenant-registry.test.ts';
+const READER_SCOPE = 'test/integration/reader-scope.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -1030,6 +1031,95 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/tamper-roles.test.ts'],
+  },
+  {
+    name: 'reader-scope-policy-dropped',
+    breaks:
+      'R1 (integrity.md, readers who see only their tenants): the row-level security policy of a reader-readable table lets every row through',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "'using (govtrail.tenant_in_scope(tenant_id, (select govtrail.visible_tenants()))) with check (true)',",
+        replace: "'using (true) with check (true)',",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-view-left-out',
+    breaks: 'R1: one view (change_log) is left without the scope predicate',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "    where n.nspname = 'govtrail' and c.relkind = 'v'\n",
+        replace: "    where n.nspname = 'govtrail' and c.relkind = 'v' and c.relname <> 'change_log'\n",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-definer-unchecked',
+    breaks:
+      'R1: setting_periods, which reads the tables as its owner, answers for a tenant outside the scope',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: '  where govtrail.tenant_visible(tenant)\n',
+        replace: '  where true\n',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-session-user-ignored',
+    breaks:
+      'R3: the scope is taken from current_user alone, so inside a security-definer function (current_user = owner) a scoped login sees everything',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: 'govtrail.scoped_tenants(session_user) as s',
+        replace: 'null::text[] as s',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-no-barrier',
+    breaks:
+      "R3: the scoped views are not security barriers, so a function of the reader's own in WHERE sees other tenants' rows",
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "'create or replace view govtrail.%I with (security_barrier) as select",
+        replace: "'create or replace view govtrail.%I with (security_barrier = false) as select",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-not-reapplied',
+    breaks: 'R1: migrate does not scope a view a later migration adds or replaces',
+    patches: [
+      {
+        file: 'src/store/migrate.ts',
+        find: '          await applyReaderScope(session);\n',
+        replace: '',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-group-frozen',
+    breaks: 'R4: a group grant sees only the members it had when granted, not a tenant added later',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: 'join govtrail.tenant_group g on g.group_name = s.group_name and g.member\n      where s.login = who)',
+        replace:
+          'join govtrail.tenant_group g on g.group_name = s.group_name and g.member and g.set_at <= s.granted_at\n      where s.login = who)',
+      },
+    ],
+    tests: [READER_SCOPE],
   },
 ];
 
