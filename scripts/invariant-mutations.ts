@@ -1109,6 +1109,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [READER_SCOPE],
   },
   {
+    name: 'reload-undoes-group-change',
+    breaks:
+      'tenant registry (data-model.md, groups and scope): a configuration reload puts a tenant back into a group an operator removed it from',
+    patches: [
+      {
+        file: 'src/store/write/tenant-groups.ts',
+        find: 'if (row === undefined || (row.set_by === CONFIGURATION_ACTOR && !row.member)) {',
+        replace: 'if (row === undefined || !row.member) {',
+      },
+    ],
+    tests: ['test/integration/tenant-groups.test.ts'],
+  },
+  {
     name: 'reader-scope-group-frozen',
     breaks: 'R4: a group grant sees only the members it had when granted, not a tenant added later',
     patches: [
