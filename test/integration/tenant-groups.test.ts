@@ -203,6 +203,41 @@ describe.skipIf(!onServer)(`tenant groups and labels${onServer ? '' : ` (${NEEDS
       expect(lines.every((l) => l.includes(`"${t}"`))).toBe(true);
     }
     expect(existsSync(path.join(dir, 'ocsf', 'b1.jsonl'))).toBe(false);
+
+    // The evidence pack of the group: one pack per member, a README naming the group and its
+    // members, group.json binding them; verify-pack checks the whole and refuses a change.
+    const packDir = path.join(dir, 'pack');
+    const pack = await cli(
+      'export',
+      'evidence-pack',
+      '--group',
+      'g',
+      '--from',
+      '2000-01-01',
+      '--to',
+      '2100-01-01',
+      '--interval',
+      '15m',
+      '--out',
+      packDir,
+    );
+    expect(pack.err).toBe('');
+    expect(pack.code).toBe(0);
+    expect(readdirSync(packDir).sort()).toEqual(['README.txt', 'a1', 'a1.tar.gz', 'a2', 'a2.tar.gz', 'group.json']);
+    const readme = readFileSync(path.join(packDir, 'README.txt'), 'utf8');
+    expect(readme).toMatch(/^Group: +g$/m);
+    expect(readme).toMatch(/^Members: +a1, a2$/m);
+    expect(readFileSync(path.join(packDir, 'a2', 'README.txt'), 'utf8')).toMatch(/^Members: +a1, a2$/m);
+    const verified = await cli('verify-pack', packDir);
+    expect(verified.code, verified.out).toBe(0);
+    expect(verified.out).toMatch(/group pack verified$/m);
+    writeFileSync(path.join(packDir, 'README.txt'), readme.replace('a1, a2', 'a1, a2, b1'));
+    const edited = await cli('verify-pack', packDir);
+    expect(edited.code).toBe(1);
+    expect(edited.out).toMatch(/README.txt: modified/);
+    writeFileSync(path.join(packDir, 'README.txt'), readme);
+    writeFileSync(path.join(packDir, 'b1'), 'not a member');
+    expect((await cli('verify-pack', packDir)).out).toMatch(/b1: not part of the group pack/);
   }, 60_000);
 
   it('bad input exits 2 with one line', async () => {

@@ -208,6 +208,7 @@ async function writeData(
       discrepancies: integrity.discrepancies,
       reportThinned: sampler.thinned,
       backfill: found.backfill as PackSummary['backfill'],
+      ...(o.group === undefined ? {} : { group: o.group }),
     },
   };
 }

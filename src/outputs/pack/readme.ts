@@ -6,6 +6,7 @@ import { humanSeconds } from '../../core/format.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import type { CoverageSummary } from './coverage.js';
 import { ANCHOR_FILES, CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
+import type { PackGroup } from './pack-options.js';
 
 /** The pack's figures, for README.txt and the command's output. */
 export interface PackSummary {
@@ -33,6 +34,8 @@ export interface PackSummary {
   readonly anchorFiles?: readonly string[];
   /** What the rules find in backfilled entries of the period (no per-entry alerts were raised). */
   readonly backfill?: BackfillFindings | undefined;
+  /** The group this pack is a member pack of, with its members at the time. */
+  readonly group?: PackGroup | undefined;
 }
 
 /**
@@ -109,7 +112,7 @@ export function readmeText(s: PackSummary): string {
 ======================
 
 Tenant:     ${s.tenantId}
-Period:     ${s.from.toISOString()} (included) to ${s.to.toISOString()} (excluded), UTC
+${s.group === undefined ? '' : `Group:      ${s.group.name}\nMembers:    ${s.group.members.join(', ')}\n            (the group's tenants when the pack was made: one pack each, beside this one)\n`}Period:     ${s.from.toISOString()} (included) to ${s.to.toISOString()} (excluded), UTC
 Generated:  ${s.generatedAt.toISOString()} by govtrail ${s.version}, every file from one consistent
             snapshot of the database
 Signed:     ${s.signedBy === undefined ? 'no (GOVTRAIL_EVIDENCE_SIGNING_KEY was not set)' : `yes, Ed25519 key with RFC 7638 thumbprint ${s.signedBy} (${SIGNATURE_FILE})`}
