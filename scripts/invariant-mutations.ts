@@ -864,7 +864,7 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/config/warnings.ts',
-        find: "if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;",
+        find: "if (key === 'tenants' || key === 'sinks' || key === 'groups' || known.has(fileKeyVariable(key))) continue;",
         replace: 'continue;',
       },
     ],

@@ -223,7 +223,14 @@ describe.skipIf(!onServer)(`tenant groups and labels${onServer ? '' : ` (${NEEDS
     );
     expect(pack.err).toBe('');
     expect(pack.code).toBe(0);
-    expect(readdirSync(packDir).sort()).toEqual(['README.txt', 'a1', 'a1.tar.gz', 'a2', 'a2.tar.gz', 'group.json']);
+    expect(readdirSync(packDir).sort()).toEqual([
+      'README.txt',
+      'a1',
+      'a1.tar.gz',
+      'a2',
+      'a2.tar.gz',
+      'group.json',
+    ]);
     const readme = readFileSync(path.join(packDir, 'README.txt'), 'utf8');
     expect(readme).toMatch(/^Group: +g$/m);
     expect(readme).toMatch(/^Members: +a1, a2$/m);
