@@ -133,7 +133,9 @@ async function writePack(opts: PackOptions): Promise<void> {
         } finally {
           progress.done();
         }
-        ctx.out.write(formatPack(tenantId, from, to, result));
+        const text = formatPack(tenantId, from, to, result);
+        // A member pack is written inside DIR.partial, renamed to DIR at the end: name the final place.
+        ctx.out.write(target === undefined ? text : text.split(target.partial).join(target.dir));
         if (!result.summary.verify.ok) findings += result.summary.verify.findings;
         members.push({
           tenant: tenantId,
