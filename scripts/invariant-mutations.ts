@@ -864,8 +864,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/config/warnings.ts',
-        find: "if (key === 'tenants' || key === 'sinks' || key === 'groups' || known.has(fileKeyVariable(key))) continue;",
-        replace: 'continue;',
+        find: "if (key === 'tenants' || key === 'sinks' || key === 'groups' || known.has(fileKeyVariable(key)))",
+        replace: 'if (true)',
       },
     ],
     tests: ['test/unit/config-warnings.test.ts'],
@@ -1077,8 +1077,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'sql/0030_tenant_scope.sql',
-        find: 'govtrail.scoped_tenants(session_user) as s',
-        replace: 'null::text[] as s',
+        find: '  s text[] := govtrail.scoped_tenants(session_user);',
+        replace: '  s text[] := null;',
       },
     ],
     tests: [READER_SCOPE],
@@ -1127,9 +1127,9 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'sql/0030_tenant_scope.sql',
-        find: 'join govtrail.tenant_group g on g.group_name = s.group_name and g.member\n      where s.login = who)',
+        find: 'join govtrail.tenant_group g on g.group_name = s.group_name and g.member\n    where s.login = who);',
         replace:
-          'join govtrail.tenant_group g on g.group_name = s.group_name and g.member and g.set_at <= s.granted_at\n      where s.login = who)',
+          'join govtrail.tenant_group g on g.group_name = s.group_name and g.member and g.set_at <= s.granted_at\n    where s.login = who);',
       },
     ],
     tests: [READER_SCOPE],
