@@ -298,6 +298,20 @@ describe.skipIf(!onServer)(`tenant groups and labels${onServer ? '' : ` (${NEEDS
         `${login}: removed group g; govtrail_scoped_reader revoked\n`,
       );
       expect((await cli('readers', 'list')).out).toBe('no scoped readers\n');
+      // As the writer: refused with one line naming the role to use.
+      const writer = `gt_readers_writer_${process.pid}_${randomBytes(3).toString('hex')}`;
+      await admin.query(`create role ${writer} login in role govtrail_writer`);
+      try {
+        const u = new URL(h?.testDb.url as string);
+        u.username = writer;
+        vi.stubEnv('DATABASE_URL', u.toString());
+        const refused = await cli('readers', 'grant', login, '--group', 'g');
+        expect(refused.code).toBe(2);
+        expect(refused.err).toMatch(/run govtrail readers as the owner of schema govtrail/);
+        expect(refused.err.trim().split('\n')).toHaveLength(1);
+      } finally {
+        await admin.query(`drop role if exists ${writer}`).catch(() => {});
+      }
     } finally {
       await admin.query(`drop role if exists ${login}`).catch(() => {});
       await admin.end();

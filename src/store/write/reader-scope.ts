@@ -5,7 +5,23 @@
  * write the scope and the role membership together, as the owner (the writer may not touch either).
  */
 import { sql } from 'kysely';
+import { GovtrailError } from '../../core/errors.js';
 import type { Session } from '../database.js';
+
+/** Runs fn in a transaction; a permission error becomes a usage error naming the role needed. */
+async function asOwner<T>(db: Session, fn: (trx: Session) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction().execute(fn);
+  } catch (err) {
+    if ((err as { code?: string }).code === '42501')
+      throw new GovtrailError(
+        'USAGE',
+        `readers: ${(err as Error).message}: run govtrail readers as the owner of schema govtrail (the role of govtrail migrate), which may grant roles`,
+        { cause: err },
+      );
+    throw err;
+  }
+}
 
 /** The role of scoped readers (sql/0030). */
 export const SCOPED_READER_ROLE = 'govtrail_scoped_reader';
@@ -57,7 +73,7 @@ export async function grantReader(
   login: string,
   scope: { readonly tenants: readonly string[]; readonly groups: readonly string[]; readonly by: string },
 ): Promise<GrantOutcome> {
-  return db.transaction().execute(async (trx) => {
+  return asOwner(db, async (trx) => {
     const reason = await refusal(trx, login);
     if (reason !== undefined) return { outcome: 'refused', reason };
     const added: string[] = [];
@@ -95,7 +111,7 @@ export async function revokeReader(
   login: string,
   scope: { readonly tenants: readonly string[]; readonly groups: readonly string[] },
 ): Promise<RevokeOutcome> {
-  return db.transaction().execute(async (trx) => {
+  return asOwner(db, async (trx) => {
     const all = scope.tenants.length === 0 && scope.groups.length === 0;
     const { rows } = await sql<{ tenant_id: string | null; group_name: string | null }>`
       delete from govtrail.reader_scope
@@ -132,6 +148,10 @@ export interface ScopedReader {
 
 /** Every login with a scope in this database, with what it sees now. */
 export async function listReaders(db: Session): Promise<ScopedReader[]> {
+  return asOwner(db, (trx) => readersOf(trx));
+}
+
+async function readersOf(db: Session): Promise<ScopedReader[]> {
   const { rows } = await sql<{
     login: string;
     tenants: string[];
