@@ -127,8 +127,9 @@ describe.skipIf(!onServer)(`readers scoped by PostgreSQL (${NEEDS_SERVER})`, () 
 
   afterAll(async () => {
     for (const c of open) await c.end().catch(() => {});
+    // While the database exists: asOwner connects to it.
+    for (const login of LOGINS) await asOwner(`drop role if exists ${login}`);
     await h?.close();
-    for (const login of LOGINS) await asOwner(`drop role if exists ${login}`).catch(() => {});
   });
 
   /** Relations of schema govtrail the connected role may SELECT, with whether they have tenant_id. */
