@@ -195,7 +195,7 @@ async function changeStatus(name: string, to: TenantStatus, force: boolean): Pro
 
 export function tenantsCommand(): Command {
   const tenants = new Command('tenants')
-    .summary('the tenant registry: list, disable, enable, retire, sync')
+    .summary('the tenant registry: list, disable, enable, retire, sync, group, label')
     .description(
       'The tenant registry (govtrail.tenant): every tenant govtrail knows, its status and the non-secret settings of the configuration that last listed it.',
     )
