@@ -35,6 +35,7 @@ const CONFORMANCE_JUDGE = 'test/property/conformance-judge.test.ts';
 const CONFORMANCE_STORE = 'test/integration/conformance-store.test.ts';
 const CONFORMANCE_SYNC = 'test/integration/conformance-sync.test.ts';
 const CONFORMANCE_CLI = 'test/integration/conformance-cli.test.ts';
+const READER_SCOPE = 'test/integration/reader-scope.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -881,8 +882,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/config/warnings.ts',
-        find: "if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;",
-        replace: 'continue;',
+        find: "if (key === 'tenants' || key === 'sinks' || key === 'groups' || known.has(fileKeyVariable(key)))",
+        replace: 'if (true)',
       },
     ],
     tests: ['test/unit/config-warnings.test.ts'],
@@ -1478,6 +1479,108 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/alerts-lifecycle.test.ts'],
+  },
+  {
+    name: 'reader-scope-policy-dropped',
+    breaks:
+      'R1 (integrity.md, readers who see only their tenants): the row-level security policy of a reader-readable table lets every row through',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "'using (govtrail.tenant_in_scope(tenant_id, (select govtrail.visible_tenants()))) with check (true)',",
+        replace: "'using (true) with check (true)',",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-view-left-out',
+    breaks: 'R1: one view (change_log) is left without the scope predicate',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "    where n.nspname = 'govtrail' and c.relkind = 'v'\n",
+        replace: "    where n.nspname = 'govtrail' and c.relkind = 'v' and c.relname <> 'change_log'\n",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-definer-unchecked',
+    breaks:
+      'R1: setting_periods, which reads the tables as its owner, answers for a tenant outside the scope',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: '  where govtrail.tenant_visible(tenant)\n',
+        replace: '  where true\n',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-session-user-ignored',
+    breaks:
+      'R3: the scope is taken from current_user alone, so inside a security-definer function (current_user = owner) a scoped login sees everything',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: '  s text[] := govtrail.scoped_tenants(session_user);',
+        replace: '  s text[] := null;',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-no-barrier',
+    breaks:
+      "R3: the scoped views are not security barriers, so a function of the reader's own in WHERE sees other tenants' rows",
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: "'create or replace view govtrail.%I with (security_barrier) as select",
+        replace: "'create or replace view govtrail.%I with (security_barrier = false) as select",
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reader-scope-not-reapplied',
+    breaks: 'R1: migrate does not scope a view a later migration adds or replaces',
+    patches: [
+      {
+        file: 'src/store/migrate.ts',
+        find: '          await applyReaderScope(session);\n',
+        replace: '',
+      },
+    ],
+    tests: [READER_SCOPE],
+  },
+  {
+    name: 'reload-undoes-group-change',
+    breaks:
+      'tenant registry (data-model.md, groups and scope): a configuration reload puts a tenant back into a group an operator removed it from',
+    patches: [
+      {
+        file: 'src/store/write/tenant-groups.ts',
+        find: 'if (row === undefined || (row.set_by === CONFIGURATION_ACTOR && !row.member)) {',
+        replace: 'if (row === undefined || !row.member) {',
+      },
+    ],
+    tests: ['test/integration/tenant-groups.test.ts'],
+  },
+  {
+    name: 'reader-scope-group-frozen',
+    breaks: 'R4: a group grant sees only the members it had when granted, not a tenant added later',
+    patches: [
+      {
+        file: 'sql/0030_tenant_scope.sql',
+        find: 'join govtrail.tenant_group g on g.group_name = s.group_name and g.member\n    where s.login = who);',
+        replace:
+          'join govtrail.tenant_group g on g.group_name = s.group_name and g.member and g.set_at <= s.granted_at\n    where s.login = who);',
+      },
+    ],
+    tests: [READER_SCOPE],
   },
 ];
 

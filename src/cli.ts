@@ -149,8 +149,14 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'tenants',
     usage: '',
-    summary: 'the tenant registry: list, disable, enable, retire, sync',
+    summary: 'the tenant registry: list, disable, enable, retire, sync, group, label',
     load: async () => (await import('./commands/tenants.js')).tenantsCommand(),
+  },
+  {
+    name: 'readers',
+    usage: '',
+    summary: 'logins that see only some tenants: grant, revoke, list',
+    load: async () => (await import('./commands/readers.js')).readersCommand(),
   },
 ];
 

@@ -1,17 +1,20 @@
 /**
  * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/outputs/pack/).
  */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
 import type { Config } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import { humanSeconds } from '../core/format.js';
 import { PACK_FILES } from '../outputs/pack/files.js';
+import type { MemberPack } from '../outputs/pack/group.js';
 import type { EvidencePackResult } from '../outputs/pack/pack.js';
 import type { PackProgress } from '../outputs/pack/pack-options.js';
 import { wrap } from '../outputs/pack/readme.js';
 import type { Logger } from '../runtime/logger.js';
 import { govtrailVersion } from '../runtime/paths.js';
-import { timeArg } from './options.js';
+import { tenantSelection, timeArg } from './options.js';
 
 /** The setting holding the pack signing key (outputs/pack/signing.ts names it the same). */
 const SIGNING_KEY_SETTING = 'GOVTRAIL_EVIDENCE_SIGNING_KEY';
@@ -40,10 +43,15 @@ checks a pack. docs/evidence-pack.md shows how to check one without govtrail.
 
 Exit codes: 0 the pack was written and the stored history verifies; 1 the export failed, or the
 pack was written but the tamper-evidence chain does not verify (integrity.json says where);
-2 a usage or configuration error (bad time, DIR not empty, unknown tenant, bad signing key).`;
+2 a usage or configuration error (bad time, DIR not empty, unknown tenant, bad signing key).
+
+A group (--group G): DIR holds one pack per member tenant of the group at this moment (DIR/TENANT
+and DIR/TENANT.tar.gz, each README naming the group and its members), a README.txt naming the
+group and its members, and group.json binding them by sha256 (signed as group.json.jws when the
+packs are). govtrail verify-pack DIR checks the whole.`;
 
 export function evidencePackCommand(): Command {
-  return new Command('evidence-pack')
+  const command = new Command('evidence-pack')
     .summary('write the auditor’s evidence pack of a period to a directory (and a .tar.gz)')
     .description(
       'Write one directory (and a .tar.gz of it) holding the evidence of [--from, --to) for one tenant: ' +
@@ -55,13 +63,12 @@ export function evidencePackCommand(): Command {
     .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
     .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <dir>', 'the pack directory to create (must not exist, or be empty)')
-    .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .option(
       '--interval <duration>',
       'schedule interval of the coverage-gap rule, e.g. 15m (default: derived from GOVTRAIL_SCHEDULE)',
     )
-    .addHelpText('after', HELP)
-    .action(writePack);
+    .addHelpText('after', HELP);
+  return tenantSelection(command, 'pack', 'default: the only tenant stored').action(writePack);
 }
 
 interface PackOptions {
@@ -69,17 +76,21 @@ interface PackOptions {
   readonly to: Date;
   readonly out: string;
   readonly tenant?: string;
+  readonly group?: string;
   readonly interval?: string;
 }
 
-/** The action: writes the pack, prints its files; TAMPERED when the stored history does not verify. */
+/** The action: writes the pack (or a group's), prints its files; TAMPERED when the stored history does not verify. */
 async function writePack(opts: PackOptions): Promise<void> {
   const { from, to } = opts;
   if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
   const { checkPackTarget, writeEvidencePack } = await import('../outputs/pack/pack.js');
-  checkPackTarget(opts.out);
+  const { checkGroupTarget, sealGroupPack } = await import('../outputs/pack/group.js');
+  if (opts.tenant !== undefined && opts.group !== undefined)
+    throw new GovtrailError('USAGE', '--tenant and --group exclude each other: name a tenant or a group');
+  if (opts.group === undefined) checkPackTarget(opts.out);
   const { createContext } = await import('../app/context.js');
-  const { resolveTenant } = await import('../app/resolve-tenant.js');
+  const { storedTenants } = await import('../app/select-tenants.js');
   const { loadRulePack } = await import('../config/rule-pack.js');
   const { packAnchor } = await import('../outputs/anchor/pack-anchor.js');
   const { parseSigningKey } = await import('../outputs/pack/signing.js');
@@ -93,32 +104,70 @@ async function writePack(opts: PackOptions): Promise<void> {
 
   const database = await ctx.openDatabase();
   try {
-    const tenantId = await resolveTenant(database.db, opts.tenant);
-    const progress = packProgress(tenantId, ctx.logger);
-    let result: EvidencePackResult;
+    const tenants = await storedTenants(database.db, opts);
+    const group = opts.group === undefined ? undefined : { name: opts.group, members: tenants };
+    const target = group === undefined ? undefined : checkGroupTarget(opts.out);
+    if (target !== undefined) mkdirSync(target.partial);
+    const members: MemberPack[] = [];
+    let findings = 0;
+    let complete = false;
     try {
-      result = await writeEvidencePack(database, {
-        tenantId,
-        from,
-        to,
-        out: opts.out,
-        now: new Date(),
-        interval,
-        signingKey,
-        anchor: await packAnchor(config, tenantId),
-        version: govtrailVersion(),
-        onProgress: progress.update,
-        rulePack: loadRulePack(config.alertRulesPath),
-      });
+      for (const tenantId of tenants) {
+        const progress = packProgress(tenantId, ctx.logger);
+        let result: EvidencePackResult;
+        try {
+          result = await writeEvidencePack(database, {
+            tenantId,
+            from,
+            to,
+            out: target === undefined ? opts.out : path.join(target.partial, tenantId),
+            now: new Date(),
+            interval,
+            signingKey,
+            anchor: await packAnchor(config, tenantId),
+            version: govtrailVersion(),
+            onProgress: progress.update,
+            rulePack: loadRulePack(config.alertRulesPath),
+            group,
+          });
+        } finally {
+          progress.done();
+        }
+        const text = formatPack(tenantId, from, to, result);
+        // A member pack is written inside DIR.partial, renamed to DIR at the end: name the final place.
+        ctx.out.write(target === undefined ? text : text.split(target.partial).join(target.dir));
+        if (!result.summary.verify.ok) findings += result.summary.verify.findings;
+        members.push({
+          tenant: tenantId,
+          manifestSha256: result.manifestSha256,
+          archive: path.basename(result.archive),
+          archiveSha256: result.archiveSha256,
+        });
+      }
+      if (target !== undefined && group !== undefined) {
+        await sealGroupPack({
+          partial: target.partial,
+          dir: target.dir,
+          group: group.name,
+          members,
+          from,
+          to,
+          now: new Date(),
+          version: govtrailVersion(),
+          signingKey,
+        });
+        ctx.out.write(
+          `\nevidence pack of group ${group.name} (${tenants.join(', ')}) in ${target.dir}: README.txt, group.json${signingKey === undefined ? '' : ', group.json.jws'}\n`,
+        );
+      }
+      complete = true;
     } finally {
-      progress.done();
+      if (!complete && target !== undefined) rmSync(target.partial, { recursive: true, force: true });
     }
-    ctx.out.write(formatPack(tenantId, from, to, result));
-    const s = result.summary;
-    if (!s.verify.ok) {
+    if (findings > 0) {
       throw new GovtrailError(
         'TAMPERED',
-        `the pack was written, but the stored history does not verify: ${s.verify.findings} finding(s), listed in ${result.dir}/integrity.json`,
+        `the pack was written, but the stored history does not verify: ${findings} finding(s), listed in integrity.json`,
       );
     }
   } finally {

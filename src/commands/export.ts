@@ -1,10 +1,13 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { Command } from 'commander';
+import type { TenantSelection } from '../app/select-tenants.js';
 import { GovtrailError } from '../core/errors.js';
 import { OCSF_SCHEMA_VERSION } from '../core/ocsf/constants.js';
 import type { OcsfExportKind } from '../outputs/ocsf/jsonl.js';
 import { govtrailVersion } from '../runtime/paths.js';
 import { evidencePackCommand } from './evidence-pack.js';
-import { checkOutputFile, timeArg } from './options.js';
+import { checkOutputFile, tenantSelection, timeArg } from './options.js';
 
 export function exportCommand(): Command {
   const exp = new Command('export').description('Export stored history for auditors.');
@@ -53,7 +56,7 @@ export function exportCommand(): Command {
 }
 
 function ocsfCommand(): Command {
-  return new Command('ocsf')
+  const command = new Command('ocsf')
     .description(
       `Write the period's history and alerts as OCSF ${OCSF_SCHEMA_VERSION} events, one JSON object a line ` +
         '(JSON Lines), for a SIEM: one Entity Management event (class_uid 3004) per history entry with ' +
@@ -66,19 +69,22 @@ function ocsfCommand(): Command {
     )
     .requiredOption('--from <time>', 'first instant included (RFC 3339, or a date = midnight UTC)', timeArg)
     .requiredOption('--to <time>', 'first instant excluded', timeArg)
-    .requiredOption('--out <file>', 'the JSON Lines file to write (replaced when it exists)')
+    .requiredOption(
+      '--out <file>',
+      'the JSON Lines file to write (replaced when it exists); with --group, the directory of one TENANT.jsonl per member',
+    )
     .option(
       '--kind <kind>',
       'what to export: changes (Entity Management), alerts (Detection Finding), compliance (Compliance Finding) or all',
       'all',
     )
-    .option('-t, --tenant <name>', 'tenant (default: the only tenant stored)')
     .addHelpText(
       'after',
       '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
-        'unknown --kind, missing directory of --out, unknown tenant).',
-    )
-    .action(async (opts: { from: Date; to: Date; out: string; kind: string; tenant?: string }) => {
+        'unknown --kind, missing directory of --out, unknown tenant or group).',
+    );
+  return tenantSelection(command, 'export', 'default: the only tenant stored').action(
+    async (opts: { from: Date; to: Date; out: string; kind: string } & TenantSelection) => {
       const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       const { OCSF_EXPORT_KINDS, writeOcsfJsonl } = await import('../outputs/ocsf/jsonl.js');
@@ -89,47 +95,56 @@ function ocsfCommand(): Command {
           `--kind: unknown kind ${JSON.stringify(opts.kind)} (${OCSF_EXPORT_KINDS.join(', ')})`,
         );
       }
-      checkOutputFile('--out', opts.out);
+      if (opts.group === undefined) checkOutputFile('--out', opts.out);
+      else {
+        if (opts.out.trim() === '') throw new GovtrailError('USAGE', '--out: a directory name is required');
+        mkdirSync(opts.out, { recursive: true });
+        checkOutputFile('--out', path.join(opts.out, 'group.jsonl'));
+      }
       const { createContext } = await import('../app/context.js');
-      const { resolveTenant } = await import('../app/resolve-tenant.js');
       const { loadRulePack } = await import('../config/rule-pack.js');
       const { findJudgingBaseline } = await import('../store/read/conformance-baseline.js');
+      const { storedTenants } = await import('../app/select-tenants.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
-        const tenantId = await resolveTenant(database.db, opts.tenant);
-        if (kind === 'compliance' && (await findJudgingBaseline(database.db, tenantId)) === undefined)
-          throw new GovtrailError(
-            'USAGE',
-            `--kind compliance: no baseline has judged tenant ${tenantId} (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)`,
+        const ranks = loadRulePack(ctx.config.alertRulesPath).ranks;
+        for (const tenantId of await storedTenants(database.db, opts)) {
+          if (kind === 'compliance' && (await findJudgingBaseline(database.db, tenantId)) === undefined)
+            throw new GovtrailError(
+              'USAGE',
+              `--kind compliance: no baseline has judged tenant ${tenantId} (set GOVTRAIL_BASELINE or baseline: in GOVTRAIL_CONFIG, then sync)`,
+            );
+          const out = opts.group === undefined ? opts.out : path.join(opts.out, `${tenantId}.jsonl`);
+          const result = await writeOcsfJsonl(database.db, {
+            ranks,
+            tenantId,
+            from,
+            to,
+            kind: kind as OcsfExportKind,
+            out,
+            now: new Date(),
+            productVersion: govtrailVersion(),
+          });
+          ctx.out.write(
+            `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId}${opts.group === undefined ? '' : ` (group ${opts.group})`} from ${from.toISOString()} to ${to.toISOString()}\n` +
+              (kind === 'changes' || kind === 'all'
+                ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
+                : '') +
+              (kind === 'alerts' || kind === 'all'
+                ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
+                : '') +
+              (kind === 'compliance' || (kind === 'all' && result.judged)
+                ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
+                : '') +
+              `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
           );
-        const result = await writeOcsfJsonl(database.db, {
-          ranks: loadRulePack(ctx.config.alertRulesPath).ranks,
-          tenantId,
-          from,
-          to,
-          kind: kind as OcsfExportKind,
-          out: opts.out,
-          now: new Date(),
-          productVersion: govtrailVersion(),
-        });
-        ctx.out.write(
-          `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId} from ${from.toISOString()} to ${to.toISOString()}\n` +
-            (kind === 'changes' || kind === 'all'
-              ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
-              : '') +
-            (kind === 'alerts' || kind === 'all'
-              ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
-              : '') +
-            (kind === 'compliance' || (kind === 'all' && result.judged)
-              ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
-              : '') +
-            `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
-        );
+        }
       } finally {
         await database.close();
       }
-    });
+    },
+  );
 }
 
 function oscalCommand(): Command {

@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { GovtrailError } from '../core/errors.js';
 import { parseTimestamp } from '../core/normalise/time.js';
 
@@ -19,6 +19,35 @@ export function integerArg(min: number, max: number = Number.MAX_SAFE_INTEGER): 
     }
     return n;
   };
+}
+
+/** A group or tenant name as an option value: refused when it could never name one. */
+function nameArg(kind: string): (text: string) => string {
+  return (text) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(text))
+      throw new InvalidArgumentError(
+        `a ${kind} name is 1–128 characters of letters, digits, ".", "_", ":" or "-", got ${JSON.stringify(text)}`,
+      );
+    return text;
+  };
+}
+
+/**
+ * The tenant selection shared by every command that works on tenants: `-t, --tenant NAME` or
+ * `-g, --group G` (exclusive; app/select-tenants.ts reads them). `what` completes "… only this
+ * tenant" in the help, e.g. "sync".
+ */
+export function tenantSelection(command: Command, what: string, defaultTenant?: string): Command {
+  return command
+    .option(
+      '-t, --tenant <name>',
+      `${what} only this tenant${defaultTenant === undefined ? '' : ` (${defaultTenant})`}`,
+    )
+    .option(
+      '-g, --group <name>',
+      `${what} the tenants of this group instead (their membership now: govtrail tenants list --group NAME)`,
+      nameArg('group'),
+    );
 }
 
 /** A whole number of at least 1 (a limit, a count). */

@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import type { Alerting } from '../app/alerting.js';
+import type { TenantSelection } from '../app/select-tenants.js';
 import type { DiscrepancyRow } from '../store/write/discrepancies.js';
 import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { agrees, formatReconcile } from './format-reconcile.js';
+import { tenantSelection } from './options.js';
 import { progressReporter } from './progress.js';
 import { formatTable } from './table.js';
 
@@ -41,27 +43,28 @@ configuration error.
 Queries: docs/data-dictionary.md ("source_discrepancy") gives one SQL query per kind.`;
 
 export function reconcileCommand(): Command {
-  return new Command('reconcile')
-    .summary('compare the whole source history with the store (exit 1 when they differ)')
-    .description(
-      'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries and ids served with two contents are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
-    )
-    .option('-t, --tenant <name>', 'reconcile only this tenant (its name in the database)')
-    .addHelpText('after', HELP)
-    .action(reconcileTenants);
+  return tenantSelection(
+    new Command('reconcile')
+      .summary('compare the whole source history with the store (exit 1 when they differ)')
+      .description(
+        'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries and ids served with two contents are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
+      )
+      .addHelpText('after', HELP),
+    'reconcile',
+  ).action(reconcileTenants);
 }
 
 /** The action: reconciles the tenants, delivers pending alerts, prints the table and the findings. */
-async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
-  const { activeTenants } = await import('../app/active-tenants.js');
+async function reconcileTenants(opts: TenantSelection): Promise<void> {
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
-  const { selectTenants } = await import('../app/select-tenants.js');
+  const { runnableTenants, selectTenants } = await import('../app/select-tenants.js');
   const { reconcileTenant } = await import('../app/tenant-run.js');
   const { listDiscrepancies } = await import('../store/write/discrepancies.js');
   const ctx = createContext();
   const { config } = ctx;
-  const tenants = selectTenants(config, opts.tenant);
+  // A configuration without the tenant named is refused before the store is opened.
+  selectTenants(config, opts.tenant);
   const database = await ctx.openDatabase();
   const summaries: RunSummary[] = [];
   const found: DiscrepancyRow[] = [];
@@ -69,7 +72,7 @@ async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
   let alerting: Alerting | undefined;
   try {
     alerting = createAlerting(config, ctx.logger, database);
-    for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
+    for (const tenant of await runnableTenants(database.db, config, opts, ctx.out)) {
       const progress = progressReporter(tenant.name, ctx.logger);
       const summary = await reconcileTenant({
         database,

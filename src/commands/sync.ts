@@ -1,31 +1,34 @@
 import { Command } from 'commander';
 import type { Alerting } from '../app/alerting.js';
+import type { TenantSelection } from '../app/select-tenants.js';
 import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { formatSummaries } from './format-sync.js';
+import { tenantSelection } from './options.js';
 import { fleetProgress } from './progress.js';
 import { syncFleet } from './sync-fleet.js';
 
 export function syncCommand(): Command {
-  return new Command('sync')
-    .summary('one checkpointed sync per configured tenant, then alert delivery')
-    .description(
-      'Run one checkpointed sync for every configured tenant (or the one named), GOVTRAIL_WORKER_CONCURRENCY tenants at once, then deliver pending alerts. On a terminal, prints a line as each tenant finishes; then a summary per tenant; exits 1 when any tenant failed.\n\nA tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
-    )
-    .option('-t, --tenant <name>', 'sync only this tenant (its name in the database)')
-    .action(syncTenants);
+  return tenantSelection(
+    new Command('sync')
+      .summary('one checkpointed sync per configured tenant, then alert delivery')
+      .description(
+        'Run one checkpointed sync for every configured tenant (or the one named), GOVTRAIL_WORKER_CONCURRENCY tenants at once, then deliver pending alerts. On a terminal, prints a line as each tenant finishes; then a summary per tenant; exits 1 when any tenant failed.\n\nA tenant comes from GOVTRAIL_CLIENT_ID / GOVTRAIL_CLIENT_SECRET (and GOVTRAIL_TENANT_DOMAIN or GOVTRAIL_BASE_URL), or from the tenants listed in the GOVTRAIL_CONFIG file.',
+      ),
+    'sync',
+  ).action(syncTenants);
 }
 
 /** The action: syncs the tenants, delivers pending alerts, prints one row per tenant. */
-async function syncTenants(opts: { tenant?: string }): Promise<void> {
-  const { activeTenants } = await import('../app/active-tenants.js');
+async function syncTenants(opts: TenantSelection): Promise<void> {
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
-  const { selectTenants } = await import('../app/select-tenants.js');
+  const { runnableTenants, selectTenants } = await import('../app/select-tenants.js');
   const { syncTenant } = await import('../app/tenant-run.js');
   const ctx = createContext();
   const { config } = ctx;
-  const tenants = selectTenants(config, opts.tenant);
+  // A configuration without the tenant named is refused before the store is opened.
+  selectTenants(config, opts.tenant);
   const database = await ctx.openDatabase();
   const summaries: RunSummary[] = [];
   let delivery = '';
@@ -33,7 +36,7 @@ async function syncTenants(opts: { tenant?: string }): Promise<void> {
   try {
     const opened = createAlerting(config, ctx.logger, database);
     alerting = opened;
-    const active = await activeTenants(database.db, tenants, ctx.out);
+    const active = await runnableTenants(database.db, config, opts, ctx.out);
     summaries.push(
       ...(await syncFleet({
         tenants: active,

@@ -1,14 +1,23 @@
 /**
- * `govtrail tenants list | disable NAME | enable NAME | retire NAME | sync`: the tenant registry
+ * `govtrail tenants list [--group G] | disable NAME | enable NAME | retire NAME | sync |
+ * group NAME +G -H | label NAME k=v k2=`: the tenant registry
  * (govtrail.tenant). Configuration loads register tenants; these commands record the operator's
  * decision, which no reload undoes. Exit codes: 0 done (or nothing to do), 2 an unknown tenant or
  * a refused change.
  */
 import { hostname, userInfo } from 'node:os';
 import { Command } from 'commander';
+import { groupNameProblem, labelProblem } from '../config/tenants.js';
 import { GovtrailError } from '../core/errors.js';
+import type { MembershipChange } from '../store/write/tenant-groups.js';
 import type { RegisteredTenant, RegistryChanges, TenantStatus } from '../store/write/tenant-registry.js';
 import { formatTable } from './table.js';
+
+/** A tenant's groups and labels as `tenants list` shows them. */
+export interface Membership {
+  readonly groups: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+}
 
 const HELP = `
 Statuses:
@@ -22,6 +31,12 @@ Statuses:
 A configuration load (govtrail tenants sync, the worker's start and reload) registers new tenants
 as active and refreshes their non-secret settings; it never changes a status set here. Secrets are
 never stored in the registry.
+
+Groups and labels: a tenant entry of GOVTRAIL_CONFIG may carry groups: [..] and labels: {k: v};
+a configuration load writes them. govtrail tenants group NAME +G -H and tenants label NAME k=v k2=
+change them as an operator, and no configuration load undoes that. Every change is recorded with
+who made it and when (govtrail.tenant_change). --group G selects a group's tenants in sync,
+reconcile, report and the exports; govtrail readers grant LOGIN --group G scopes a login to it.
 
 Exit codes: 0 done or nothing to change; 2 unknown tenant, a refused change, or a usage error.`;
 
@@ -42,9 +57,13 @@ function isoSeconds(d: Date | null): string {
 }
 
 /** The table of `tenants list`. */
-export function formatRegistry(rows: readonly RegisteredTenant[], configured: ReadonlySet<string>): string {
+export function formatRegistry(
+  rows: readonly RegisteredTenant[],
+  configured: ReadonlySet<string>,
+  membership: ReadonlyMap<string, Membership> = new Map(),
+): string {
   return formatTable(
-    ['tenant', 'status', 'configured', 'last success', 'entries', 'status since', 'by'],
+    ['tenant', 'status', 'configured', 'last success', 'entries', 'status since', 'by', 'groups', 'labels'],
     rows.map((r) => [
       r.tenant,
       r.status,
@@ -53,8 +72,70 @@ export function formatRegistry(rows: readonly RegisteredTenant[], configured: Re
       String(r.entriesStored),
       isoSeconds(r.statusChangedAt),
       r.statusChangedBy ?? '',
+      (membership.get(r.tenant)?.groups ?? []).join(','),
+      Object.entries(membership.get(r.tenant)?.labels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
     ]),
   );
+}
+
+/** `+G` / `-H` arguments of `tenants group`: the groups to add and to remove. */
+export function parseGroupChanges(args: readonly string[]): { add: string[]; remove: string[] } {
+  const add: string[] = [];
+  const remove: string[] = [];
+  for (const a of args) {
+    const sign = a[0];
+    const name = a.slice(1);
+    if ((sign !== '+' && sign !== '-') || name === '')
+      throw new GovtrailError('USAGE', `expected +GROUP or -GROUP, got ${JSON.stringify(a)}`);
+    const problem = groupNameProblem(name);
+    if (problem !== undefined) throw new GovtrailError('USAGE', problem);
+    (sign === '+' ? add : remove).push(name);
+  }
+  const both = add.filter((g) => remove.includes(g));
+  if (both.length > 0) throw new GovtrailError('USAGE', `both added and removed: ${both.join(', ')}`);
+  return { add, remove };
+}
+
+/** `k=v` / `k=` arguments of `tenants label`: the labels to set, NULL for those to remove. */
+export function parseLabelChanges(args: readonly string[]): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  for (const a of args) {
+    const eq = a.indexOf('=');
+    if (eq <= 0)
+      throw new GovtrailError('USAGE', `expected KEY=VALUE (or KEY= to remove), got ${JSON.stringify(a)}`);
+    const key = a.slice(0, eq);
+    const value = a.slice(eq + 1);
+    const problem = labelProblem(key, value);
+    if (problem !== undefined) throw new GovtrailError('USAGE', problem);
+    out.set(key, value === '' ? null : value);
+  }
+  return out;
+}
+
+/** Runs one operator change of a tenant's groups or labels and prints what changed. */
+async function changeMembership(
+  name: string,
+  apply: (db: import('../store/database.js').Session) => Promise<MembershipChange>,
+): Promise<void> {
+  const { createContext } = await import('../app/context.js');
+  const { selectSchedulable } = await import('../store/write/tenant-registry.js');
+  const ctx = createContext();
+  const database = await ctx.openDatabase();
+  let change: MembershipChange;
+  try {
+    await selectSchedulable(database.db, ctx.config.tenants);
+    change = await apply(database.db);
+  } finally {
+    await database.close();
+  }
+  if (change.outcome === 'unknown')
+    throw new GovtrailError(
+      'USAGE',
+      `no tenant named ${JSON.stringify(name)} is registered (govtrail tenants list shows them)`,
+    );
+  ctx.out.write(`${name}: ${change.changed.length === 0 ? 'no change' : change.changed.join(', ')}\n`);
 }
 
 /** The table of `tenants sync`: one line per tenant the load added, updated, held or did not list. */
@@ -114,7 +195,7 @@ async function changeStatus(name: string, to: TenantStatus, force: boolean): Pro
 
 export function tenantsCommand(): Command {
   const tenants = new Command('tenants')
-    .summary('the tenant registry: list, disable, enable, retire, sync')
+    .summary('the tenant registry: list, disable, enable, retire, sync, group, label')
     .description(
       'The tenant registry (govtrail.tenant): every tenant govtrail knows, its status and the non-secret settings of the configuration that last listed it.',
     )
@@ -123,22 +204,29 @@ export function tenantsCommand(): Command {
   tenants
     .command('list')
     .description(
-      'List registered tenants (configured ones are registered first): status, whether this configuration lists it, last successful sync, entries stored, and who set the status when.',
+      'List registered tenants (configured ones are registered first): status, whether this configuration lists it, last successful sync, entries stored, who set the status when, groups and labels.',
     )
-    .action(async () => {
+    .option('-g, --group <name>', 'only the tenants of this group')
+    .action(async (opts: { group?: string }) => {
       const { createContext } = await import('../app/context.js');
       const { listRegisteredTenants, selectSchedulable } = await import('../store/write/tenant-registry.js');
+      const { membershipOfAll } = await import('../store/write/tenant-groups.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       let rows: RegisteredTenant[];
+      let membership: Map<string, Membership>;
       try {
         await selectSchedulable(database.db, ctx.config.tenants);
         rows = await listRegisteredTenants(database.db);
+        membership = await membershipOfAll(database.db);
       } finally {
         await database.close();
       }
+      const group = opts.group;
+      if (group !== undefined) rows = rows.filter((r) => membership.get(r.tenant)?.groups.includes(group));
       const configured = new Set(ctx.config.tenants.map((t) => t.name));
-      ctx.out.write(`${rows.length === 0 ? 'no tenants registered' : formatRegistry(rows, configured)}\n`);
+      const none = group === undefined ? 'no tenants registered' : `no tenant is in group ${group}`;
+      ctx.out.write(`${rows.length === 0 ? none : formatRegistry(rows, configured, membership)}\n`);
     });
 
   tenants
@@ -184,5 +272,35 @@ export function tenantsCommand(): Command {
       ctx.out.write(`${formatRegistryChanges(changes)}\n`);
     });
 
+  addMembershipCommands(tenants);
+
   return tenants;
+}
+
+/** `tenants group` and `tenants label`: an operator's change of a tenant's groups and labels. */
+function addMembershipCommands(tenants: Command): void {
+  tenants
+    .command('group')
+    .argument('<name>', 'tenant name (tenant_id)')
+    .argument('<changes...>', '+GROUP to add the tenant to a group, -GROUP to remove it')
+    .allowUnknownOption()
+    .description(
+      'Add a tenant to groups and remove it from others, as an operator: no configuration load undoes it. Readers scoped to a group see its new members at once.',
+    )
+    .action(async (name: string, changes: string[]) => {
+      const parsed = parseGroupChanges(changes);
+      const { setTenantGroups } = await import('../store/write/tenant-groups.js');
+      await changeMembership(name, (db) => setTenantGroups(db, name, { ...parsed, by: operatorName() }));
+    });
+
+  tenants
+    .command('label')
+    .argument('<name>', 'tenant name (tenant_id)')
+    .argument('<labels...>', 'KEY=VALUE to set a label, KEY= to remove it')
+    .description('Set or remove labels of a tenant, as an operator: no configuration load undoes it.')
+    .action(async (name: string, labels: string[]) => {
+      const parsed = parseLabelChanges(labels);
+      const { setTenantLabels } = await import('../store/write/tenant-groups.js');
+      await changeMembership(name, (db) => setTenantLabels(db, name, parsed, operatorName()));
+    });
 }

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Config } from '../config/settings.js';
 import { GovtrailError } from '../core/errors.js';
+import type { GroupVerification } from '../outputs/pack/group.js';
 import type { PackVerification, TrustedKey } from '../outputs/pack/verify-pack.js';
 import { ExitCode } from './exit.js';
 
@@ -64,6 +65,13 @@ async function checkPack(dir: string, opts: VerifyPackOptions): Promise<void> {
   const { verifyPack } = await import('../outputs/pack/verify-pack.js');
   const ctx = createContext();
   const trustedKey = await trustedKeyOf(opts, ctx.config);
+  const { isGroupPack, verifyGroupPack } = await import('../outputs/pack/group.js');
+  if (isGroupPack(dir)) {
+    const g = await verifyGroupPack(dir, { trustedKey, hashesOnly: opts.hashesOnly === true });
+    ctx.out.write(opts.json ? `${JSON.stringify({ dir, ...g })}\n` : `${formatGroupVerification(dir, g)}\n`);
+    if (!g.ok) throw new ExitCode(1);
+    return;
+  }
   const r = await verifyPack(dir, { trustedKey, hashesOnly: opts.hashesOnly === true });
   ctx.out.write(opts.json ? `${JSON.stringify({ dir, ...r })}\n` : `${formatVerification(dir, r)}\n`);
   if (!r.ok) throw new ExitCode(1);
@@ -127,6 +135,26 @@ function formatVerification(dir: string, r: PackVerification): string {
     r.ok
       ? 'pack verified'
       : `pack does NOT verify: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`,
+  );
+  return lines.join('\n');
+}
+
+/** The text report of a group pack: each member's report, then the group's own checks and verdict. */
+function formatGroupVerification(dir: string, g: GroupVerification): string {
+  const m = g.manifest;
+  const lines: string[] = [
+    m === undefined
+      ? `group pack ${dir}`
+      : `group pack ${dir}: group ${m.group}, members ${m.members.map((x) => x.tenant).join(', ')}, ${m.from} to ${m.to}, generated ${m.generatedAt}`,
+  ];
+  for (const member of g.members)
+    lines.push('', formatVerification(`${dir}/${member.tenant}`, member.verification));
+  lines.push('', `group.json signature: ${g.signature}`);
+  for (const p of g.problems) lines.push(`  ${p.file ?? ''}: ${p.detail}`);
+  lines.push(
+    g.ok
+      ? 'group pack verified'
+      : `group pack does NOT verify: ${g.problems.length} problem${g.problems.length === 1 ? '' : 's'}`,
   );
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 /**
- * The YAML file of GOVTRAIL_CONFIG: read and checked for its shape. Its `tenants:` and `sinks:`
- * lists are read by tenants.ts and the sink catalogue; its other top-level keys stand for
+ * The YAML file of GOVTRAIL_CONFIG: read and checked for its shape. Its `tenants:` list and
+ * `groups:` map are read by tenants.ts, its `sinks:` list by the sink catalogue; its other top-level keys stand for
  * environment variables (`schedule:` → GOVTRAIL_SCHEDULE) and are defaults the environment overrides.
  */
 import { readFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ const yamlFileSchema = z
   .object({
     tenants: z.array(z.unknown()).min(1).optional(),
     sinks: z.array(z.unknown()).optional(),
+    groups: z.record(z.string(), z.unknown()).optional(),
   })
   .catchall(z.union([z.string(), z.number(), z.boolean()]))
   .refine((doc) => doc.tenants !== undefined || doc.sinks !== undefined, {
@@ -24,6 +25,8 @@ export interface ConfigFile {
   readonly file: string;
   readonly tenants: readonly unknown[] | undefined;
   readonly sinks: readonly unknown[] | undefined;
+  /** The `groups:` map (group name → its settings), read by tenants.ts. */
+  readonly groups: Readonly<Record<string, unknown>> | undefined;
   /** Other top-level keys, as the environment variables they stand for. */
   readonly globals: Record<string, string>;
 }
@@ -68,8 +71,14 @@ export function readConfigFile(file: string): ConfigFile {
   }
   const globals: Record<string, string> = {};
   for (const [k, v] of Object.entries(parsed.data)) {
-    if (k === 'tenants' || k === 'sinks') continue;
+    if (k === 'tenants' || k === 'sinks' || k === 'groups') continue;
     globals[fileKeyVariable(k)] = String(v);
   }
-  return { file, tenants: parsed.data.tenants, sinks: parsed.data.sinks, globals };
+  return {
+    file,
+    tenants: parsed.data.tenants,
+    sinks: parsed.data.sinks,
+    groups: parsed.data.groups,
+    globals,
+  };
 }

@@ -27,7 +27,7 @@ import {
   runbookUrlSetting,
   secretOrFile,
 } from './env.js';
-import { readTenants, tenantDefaults } from './tenants.js';
+import { type GroupConfig, readGroups, readTenants, tenantDefaults } from './tenants.js';
 
 export type { SinkConfig } from '../alerts/sinks/registry.js';
 export { parseDurationSetting } from '../core/setting-values.js';
@@ -44,6 +44,8 @@ export const JOB_DEFAULTS = {
 export interface Config {
   /** Configured tenants; empty when nothing is configured (the demo then uses the sandbox). */
   readonly tenants: readonly TenantConfig[];
+  /** The `groups:` map of GOVTRAIL_CONFIG (group name → its baseline); empty without one. */
+  readonly groups: ReadonlyMap<string, GroupConfig>;
   /** PostgreSQL server; undefined selects the embedded database in {@link dataDir}. */
   readonly databaseUrl: string | undefined;
   /** Directory of the embedded database and other local state. */
@@ -255,6 +257,7 @@ function parseConfig(processEnv: Env, options: LoadConfigOptions): Config {
 
   const config: Config = {
     tenants,
+    groups: readGroups(doc),
     databaseUrl,
     dataDir: path.resolve(cwd, nonEmpty(env['GOVTRAIL_DATA_DIR']) ?? '.govtrail'),
     schedule,

@@ -16,6 +16,39 @@ import type { ConfigFile } from './config-file.js';
 import { durationSetting, intSetting, secretOrFile } from './env.js';
 
 const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** A group name: as a tenant name (it is written on the command line and in SQL, never interpolated). */
+export const GROUP_NAME = TENANT_NAME;
+/** A label key: letters, digits and `._:/-`, up to 63 characters. */
+export const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,62}$/;
+/** Longest label value. */
+export const LABEL_VALUE_MAX = 256;
+
+/** Why a group name is refused, or undefined when it is fine. */
+export function groupNameProblem(name: string): string | undefined {
+  return GROUP_NAME.test(name)
+    ? undefined
+    : `a group name is 1–128 characters of letters, digits, ".", "_", ":" or "-", got ${JSON.stringify(name)}`;
+}
+
+/** Why a label key or value is refused, or undefined when they are fine. */
+export function labelProblem(key: string, value: string): string | undefined {
+  if (!LABEL_KEY.test(key))
+    return `a label key is 1–63 characters of letters, digits, ".", "_", ":", "/" or "-", got ${JSON.stringify(key)}`;
+  if (value.length > LABEL_VALUE_MAX || /[\u0000-\u001f\u007f]/.test(value))
+    return `the value of label ${key} must be at most ${LABEL_VALUE_MAX} characters without control characters`;
+  return undefined;
+}
+
+/** A group of the `groups:` map of GOVTRAIL_CONFIG. */
+export interface GroupConfig {
+  readonly name: string;
+  /**
+   * The baseline file its tenants are judged by (absolute: resolved against the configuration
+   * file's directory). A tenant's own baseline wins over its group's; GOVTRAIL_BASELINE applies
+   * when neither names one.
+   */
+  readonly baseline?: string;
+}
 
 /** The `@host/` part of a client id such as `sleepy-owl-12345@acme.conductor.one/pcc`. */
 export function hostFromClientId(clientId: string): string | undefined {
@@ -134,8 +167,55 @@ const yamlTenantSchema = z
     lookback: z.union([z.number(), z.string()]).optional(),
     /** The baseline file that judges this tenant (config/baseline.ts reads it). */
     baseline: z.string().optional(),
+    groups: z.array(z.string()).optional(),
+    labels: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   })
   .strict();
+
+/** The `groups:` and `labels:` of one tenant entry, checked. */
+function membershipOf(
+  where: string,
+  groups: readonly string[] | undefined,
+  labels: Readonly<Record<string, string | number | boolean>> | undefined,
+): { groups: readonly string[]; labels: Readonly<Record<string, string>> } {
+  for (const g of groups ?? []) {
+    const problem = groupNameProblem(g);
+    if (problem !== undefined) throw new ConfigError('GOVTRAIL_CONFIG', `${where}.groups: ${problem}`);
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(labels ?? {})) {
+    const problem = labelProblem(k, String(v));
+    if (problem !== undefined) throw new ConfigError('GOVTRAIL_CONFIG', `${where}.labels: ${problem}`);
+    out[k] = String(v);
+  }
+  return { groups: Object.freeze([...new Set(groups ?? [])]), labels: Object.freeze(out) };
+}
+
+const yamlGroupSchema = z.object({ baseline: z.string().min(1).optional() }).strict();
+
+/**
+ * The `groups:` map of the file: each group's settings, its baseline path resolved against the
+ * file's directory. Empty when the file has none.
+ */
+export function readGroups(doc: ConfigFile | undefined): ReadonlyMap<string, GroupConfig> {
+  const groups = new Map<string, GroupConfig>();
+  if (doc?.groups === undefined) return groups;
+  for (const [name, raw] of Object.entries(doc.groups)) {
+    const where = `${doc.file}: groups.${name}`;
+    const problem = groupNameProblem(name);
+    if (problem !== undefined) throw new ConfigError('GOVTRAIL_CONFIG', `${where}: ${problem}`);
+    const g = yamlGroupSchema.safeParse(raw ?? {});
+    if (!g.success) {
+      const issue = g.error.issues[0];
+      const keyPath = issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : issue?.path.join('.');
+      throw new ConfigError('GOVTRAIL_CONFIG', `${where}: ${keyPath ? `${keyPath}: ` : ''}${issue?.message}`);
+    }
+    const baseline =
+      g.data.baseline === undefined ? undefined : path.resolve(path.dirname(doc.file), g.data.baseline);
+    groups.set(name, Object.freeze(baseline === undefined ? { name } : { name, baseline }));
+  }
+  return groups;
+}
 
 function buildFileTenants(
   file: string,
@@ -182,7 +262,9 @@ function buildFileTenants(
       [keys.pageSize]: flat.page_size,
       [keys.lookback]: flat.lookback,
     };
-    return buildTenant(values, keys, defaults, baseDir);
+    const tenant = buildTenant(values, keys, defaults, baseDir);
+    if (v.groups === undefined && v.labels === undefined) return tenant;
+    return Object.freeze({ ...tenant, ...membershipOf(where, v.groups, v.labels) });
   });
   const seen = new Set<string>();
   for (const [i, t] of tenants.entries()) {

@@ -52,10 +52,12 @@ export function configWarnings(processEnv: Env, options: LoadConfigOptions = {})
     const fileKeys = [
       'tenants',
       'sinks',
+      'groups',
       ...[...known].map((v) => (v.startsWith('GOVTRAIL_') ? v.slice('GOVTRAIL_'.length) : v).toLowerCase()),
     ];
     for (const key of configFileKeys(file)) {
-      if (key === 'tenants' || key === 'sinks' || known.has(fileKeyVariable(key))) continue;
+      if (key === 'tenants' || key === 'sinks' || key === 'groups' || known.has(fileKeyVariable(key)))
+        continue;
       warnings.push(`${file}: ${key}: not a setting: ignored${suggestion(key, fileKeys)}`);
     }
   }

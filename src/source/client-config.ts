@@ -22,6 +22,10 @@ export interface TenantConfig {
   readonly pageSize: number;
   /** Overlap window behind the checkpoint, in milliseconds (docs/design/sync.md step 3). */
   readonly lookbackMs: number;
+  /** Groups the configuration puts the tenant in (`groups:`); the registry holds the effective ones. */
+  readonly groups?: readonly string[];
+  /** Labels the configuration gives the tenant (`labels:`, key → value). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** HTTP timeouts and retry policy (docs/design/sync.md, "HTTP behaviour"). */

@@ -40,6 +40,36 @@ export function readMigrations(dir = packagePath('sql')): MigrationFile[] {
   });
 }
 
+/**
+ * After each migration, in its transaction: scopes any view or reader-readable table that migration
+ * added or replaced (sql/0030's govtrail.apply_reader_scope; absent before 0030), so that a scoped
+ * reader never sees another tenant's rows through an object nobody remembered to scope
+ * (docs/design/integrity.md, "Readers who see only their tenants").
+ */
+async function applyReaderScope(session: Session): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select to_regprocedure('govtrail.apply_reader_scope()') is not null as present`.execute(session);
+  if (rows[0]?.present === true) await sql`select govtrail.apply_reader_scope()`.execute(session);
+}
+
+/** The oldest PostgreSQL the migrations run on (0004's NULLS NOT DISTINCT needs 15). */
+export const MIN_SERVER_VERSION_NUM = 150000;
+
+/** Refuses, before any DDL, a server older than {@link MIN_SERVER_VERSION_NUM}. */
+async function requireServerVersion(session: Session): Promise<void> {
+  const { rows } = await sql<{ num: number; version: string }>`
+    select current_setting('server_version_num')::int as num, current_setting('server_version') as version`.execute(
+    session,
+  );
+  const server = rows[0];
+  if (server !== undefined && server.num < MIN_SERVER_VERSION_NUM) {
+    throw new GovtrailError(
+      'MIGRATION_FAILED',
+      `PostgreSQL ${server.version} is too old: govtrail's schema needs PostgreSQL 15 or later (docs/deploy.md); nothing was changed`,
+    );
+  }
+}
+
 export interface MigrateResult {
   readonly applied: readonly string[];
   readonly current: number;
@@ -88,6 +118,7 @@ export async function migrate(
       // writer, docs/deploy.md) starts as well as the owner.
       const upToDate = await appliedState(session, migrations);
       if (upToDate !== undefined) return upToDate;
+      await requireServerVersion(session);
       await database.executeScript(
         session,
         `create schema if not exists govtrail;
@@ -115,6 +146,7 @@ export async function migrate(
         try {
           await database.executeScript(session, 'begin');
           await database.executeScript(session, m.script);
+          await applyReaderScope(session);
           await session
             .insertInto('govtrail.schema_migration')
             .values({ version: m.version, name: m.name, checksum: m.checksum })

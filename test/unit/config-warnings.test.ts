@@ -50,7 +50,7 @@ describe('unknown keys and variables', () => {
   });
 
   it('says nothing about the settings it reads, in the environment or the file', () => {
-    const file = configFile(`schedule: "*/5 * * * *"\nlog_level: debug\n${TENANTS}`);
+    const file = configFile(`schedule: "*/5 * * * *"\nlog_level: debug\ngroups:\n  cust-x: {}\n${TENANTS}`);
     const env = {
       GOVTRAIL_CONFIG: file,
       GOVTRAIL_HTTP_PORT: '9000',

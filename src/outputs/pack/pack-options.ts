@@ -30,6 +30,14 @@ export interface EvidencePackOptions {
   readonly anchor?: PackAnchor | undefined;
   /** The rule pack the backfill findings are evaluated with (default: the built-in one). */
   readonly rulePack?: RulePack | undefined;
+  /** When the pack is one member's of a group pack: the group and its members at the time. */
+  readonly group?: PackGroup | undefined;
+}
+
+/** A group of tenants as a pack names it (README.txt): its name and its members at the time. */
+export interface PackGroup {
+  readonly name: string;
+  readonly members: readonly string[];
 }
 
 /** An anchor statement file, its detached JWS and, when known, the public key that checks it. */

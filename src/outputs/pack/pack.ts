@@ -209,6 +209,7 @@ async function writeData(
       reportThinned: sampler.thinned,
       backfill: found.backfill as PackSummary['backfill'],
       conformance: found.conformance,
+      ...(o.group === undefined ? {} : { group: o.group }),
     },
   };
 }

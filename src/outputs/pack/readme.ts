@@ -6,6 +6,7 @@ import { humanSeconds } from '../../core/format.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import type { CoverageSummary } from './coverage.js';
 import { ANCHOR_FILES, CHECKSUMS_FILE, MANIFEST_FILE, PACK_FILES, SIGNATURE_FILE } from './files.js';
+import type { PackGroup } from './pack-options.js';
 
 /** The pack's figures, for README.txt and the command's output. */
 export interface PackSummary {
@@ -35,6 +36,8 @@ export interface PackSummary {
   readonly backfill?: BackfillFindings | undefined;
   /** conformance/: the plain-words answer; undefined when no baseline judged the tenant. */
   readonly conformance?: string | undefined;
+  /** The group this pack is a member pack of, with its members at the time. */
+  readonly group?: PackGroup | undefined;
 }
 
 /**
@@ -133,7 +136,7 @@ export function readmeText(s: PackSummary): string {
 ======================
 
 Tenant:     ${s.tenantId}
-Period:     ${s.from.toISOString()} (included) to ${s.to.toISOString()} (excluded), UTC
+${s.group === undefined ? '' : `Group:      ${s.group.name}\nMembers:    ${s.group.members.join(', ')}\n            (the group's tenants when the pack was made: one pack each, beside this one)\n`}Period:     ${s.from.toISOString()} (included) to ${s.to.toISOString()} (excluded), UTC
 Generated:  ${s.generatedAt.toISOString()} by govtrail ${s.version}, every file from one consistent
             snapshot of the database
 Signed:     ${s.signedBy === undefined ? 'no (GOVTRAIL_EVIDENCE_SIGNING_KEY was not set)' : `yes, Ed25519 key with RFC 7638 thumbprint ${s.signedBy} (${SIGNATURE_FILE})`}

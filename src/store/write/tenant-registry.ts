@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import type { TenantConfig } from '../../source/client-config.js';
 import type { Session } from '../database.js';
+import { applyConfiguredMembership } from './tenant-groups.js';
 
 /** Statuses of a registered tenant; only `active` tenants are synced. */
 export const TENANT_STATUSES = ['active', 'disabled', 'retired'] as const;
@@ -150,6 +151,7 @@ export async function syncTenantRegistry(
       await sql`update govtrail.tenant set last_loaded_at = now()
                 where tenant_id = any(${names}::text[])`.execute(trx);
     }
+    await applyConfiguredMembership(trx, tenants);
     const listed = new Set(names);
     const unconfigured = [...stored.values()]
       .filter((r) => !listed.has(r.tenant_id) && r.status !== 'retired')
@@ -182,6 +184,9 @@ export async function selectSchedulable(
     // Another process may have registered (and even disabled) one meanwhile: read again.
     status = new Map((await readRegistry(db)).map((r) => [r.tenant_id, r.status]));
   }
+  // The configuration's groups and labels, so that --group selects by them without a
+  // `govtrail tenants sync` first.
+  await applyConfiguredMembership(db, configured);
   const schedulable: TenantConfig[] = [];
   const held: HeldTenant[] = [];
   for (const t of configured) {
