@@ -24,6 +24,21 @@ import {
   settingBounds,
   ticketsOf,
 } from '../store/write/conformance.js';
+import { storedTenants } from './select-tenants.js';
+
+/**
+ * The baseline file that judges `tenant` under the configuration: its own `baseline:`, else the
+ * baseline its configured groups name (the `groups:` map), else GOVTRAIL_BASELINE.
+ */
+export function baselineFileOf(config: Config, tenant: string): string | undefined {
+  const groups = config.tenants.find((t) => t.name === tenant)?.groups ?? [];
+  return baselineFileFor(
+    tenant,
+    config.tenantBaselines[tenant],
+    groups.map((group) => ({ group, baseline: config.groups.get(group)?.baseline })),
+    config.baselinePath,
+  );
+}
 
 /** Loads baseline files once each, validated against the configured rule pack's ranks. */
 export class BaselineCache {
@@ -45,7 +60,7 @@ export class BaselineCache {
 
   /** The file that judges `tenant` under the configuration, or undefined when none does. */
   fileFor(tenant: string): string | undefined {
-    return baselineFileFor(tenant, this.#config.tenantBaselines[tenant], [], this.#config.baselinePath);
+    return baselineFileOf(this.#config, tenant);
   }
 
   /** The baseline that judges `tenant` (`override`, a --baseline file, wins); undefined when none. */
@@ -61,7 +76,7 @@ export class BaselineCache {
  * @throws GovtrailError BASELINE_INVALID
  */
 export function baselineFor(config: Config, tenant: string, ranks?: Ranks): Baseline | undefined {
-  const file = baselineFileFor(tenant, config.tenantBaselines[tenant], [], config.baselinePath);
+  const file = baselineFileOf(config, tenant);
   if (file === undefined) return undefined;
   return loadBaselineFile(file, ranks ?? loadRulePack(config.alertRulesPath).ranks);
 }
@@ -70,9 +85,14 @@ export function baselineFor(config: Config, tenant: string, ranks?: Ranks): Base
 export async function judgedTenants(
   db: Session,
   cache: BaselineCache,
-  options: { readonly tenant?: string | undefined; readonly baseline?: string | undefined },
+  options: {
+    readonly tenant?: string | undefined;
+    readonly group?: string | undefined;
+    readonly baseline?: string | undefined;
+  },
 ): Promise<{ readonly tenant: string; readonly baseline: Baseline }[]> {
-  const stored = await listTenants(db);
+  const stored =
+    options.group === undefined ? await listTenants(db) : await storedTenants(db, { group: options.group });
   if (options.tenant !== undefined && !stored.includes(options.tenant)) {
     throw new GovtrailError(
       'USAGE',

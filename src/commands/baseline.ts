@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { parseTimeOption } from './options.js';
+import { nameArg, parseTimeOption } from './options.js';
 
 /**
  * `govtrail baseline check` and `govtrail baseline report` (docs/design/conformance.md): the
@@ -21,6 +21,11 @@ export function baselineCommand(): Command {
         'exception_expiring). Exit 1 when any control fails or the settings are deleted, 2 on a usage or ' +
         'baseline-file error.',
     )
+    .option(
+      '-g, --group <name>',
+      'the tenants of this group (their membership now) instead of every one',
+      nameArg('group'),
+    )
     .option('-t, --tenant <name>', 'one tenant (default: every stored tenant a baseline judges)')
     .option('--baseline <file>', 'judge by this baseline file instead of the configured one')
     .addOption(
@@ -37,6 +42,11 @@ export function baselineCommand(): Command {
     )
     .requiredOption('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)')
     .requiredOption('--to <time>', 'end of the period, exclusive')
+    .option(
+      '-g, --group <name>',
+      'the tenants of this group (their membership now) instead of every one',
+      nameArg('group'),
+    )
     .option('-t, --tenant <name>', 'one tenant (default: every stored tenant a baseline judges)')
     .option('--baseline <file>', 'judge by this baseline file instead of the configured one')
     .addOption(
@@ -48,6 +58,7 @@ export function baselineCommand(): Command {
 
 interface CommonOptions {
   tenant?: string;
+  group?: string;
   baseline?: string;
   format: string;
 }
@@ -68,7 +79,11 @@ async function check(opts: CommonOptions): Promise<void> {
   const database = await ctx.openDatabase();
   let failing = false;
   try {
-    const tenants = await judgedTenants(database.db, cache, { tenant: opts.tenant, baseline: override });
+    const tenants = await judgedTenants(database.db, cache, {
+      tenant: opts.tenant,
+      group: opts.group,
+      baseline: override,
+    });
     const now = new Date();
     const checks = await database.db
       .transaction()
@@ -113,7 +128,11 @@ async function report(opts: CommonOptions & { from: string; to: string }): Promi
   if (override !== undefined) cache.load(override);
   const database = await ctx.openDatabase();
   try {
-    const tenants = await judgedTenants(database.db, cache, { tenant: opts.tenant, baseline: override });
+    const tenants = await judgedTenants(database.db, cache, {
+      tenant: opts.tenant,
+      group: opts.group,
+      baseline: override,
+    });
     const reports = await database.db.transaction().execute((trx) => runReport(trx, tenants, fromKey, toKey));
     if (opts.format === 'json') {
       const doc = reports.length === 1 ? reports[0] : reports;

@@ -7,7 +7,7 @@ import { OCSF_SCHEMA_VERSION } from '../core/ocsf/constants.js';
 import type { OcsfExportKind } from '../outputs/ocsf/jsonl.js';
 import { govtrailVersion } from '../runtime/paths.js';
 import { evidencePackCommand } from './evidence-pack.js';
-import { checkOutputFile, tenantSelection, timeArg } from './options.js';
+import { checkOutputFile, nameArg, tenantSelection, timeArg } from './options.js';
 
 export function exportCommand(): Command {
   const exp = new Command('export').description('Export stored history for auditors.');
@@ -29,7 +29,7 @@ export function exportCommand(): Command {
       '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
         'missing directory of --out or --out a directory, unknown tenant).',
     )
-    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string }) => {
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string; group?: string }) => {
       const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       checkOutputFile('--out', opts.out);
@@ -126,24 +126,43 @@ function ocsfCommand(): Command {
             now: new Date(),
             productVersion: govtrailVersion(),
           });
-          ctx.out.write(
-            `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId}${opts.group === undefined ? '' : ` (group ${opts.group})`} from ${from.toISOString()} to ${to.toISOString()}\n` +
-              (kind === 'changes' || kind === 'all'
-                ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
-                : '') +
-              (kind === 'alerts' || kind === 'all'
-                ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
-                : '') +
-              (kind === 'compliance' || (kind === 'all' && result.judged)
-                ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
-                : '') +
-              `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`,
-          );
+          ctx.out.write(ocsfSummary(tenantId, opts.group, from, to, kind, result));
         }
       } finally {
         await database.close();
       }
     },
+  );
+}
+
+/** What `export ocsf` prints of one tenant's file: the events written per class, and the file. */
+function ocsfSummary(
+  tenantId: string,
+  group: string | undefined,
+  from: Date,
+  to: Date,
+  kind: string,
+  result: {
+    entityManagement: number;
+    detectionFinding: number;
+    complianceFinding: number;
+    judged: boolean;
+    path: string;
+    bytes: number;
+  },
+): string {
+  return (
+    `OCSF ${OCSF_SCHEMA_VERSION} events of tenant ${tenantId}${group === undefined ? '' : ` (group ${group})`} from ${from.toISOString()} to ${to.toISOString()}\n` +
+    (kind === 'changes' || kind === 'all'
+      ? `  Entity Management (3004)   ${result.entityManagement.toLocaleString('en')}  history entries\n`
+      : '') +
+    (kind === 'alerts' || kind === 'all'
+      ? `  Detection Finding (2004)   ${result.detectionFinding.toLocaleString('en')}  alerts\n`
+      : '') +
+    (kind === 'compliance' || (kind === 'all' && result.judged)
+      ? `  Compliance Finding (2003)  ${result.complianceFinding.toLocaleString('en')}  control status changes\n`
+      : '') +
+    `  ${result.path} (${result.bytes.toLocaleString('en')} bytes)\n`
   );
 }
 
@@ -161,27 +180,28 @@ function oscalCommand(): Command {
     .requiredOption('--to <time>', 'first instant excluded', timeArg)
     .requiredOption('--out <file>', 'the JSON file to write (replaced when it exists)')
     .option('-t, --tenant <name>', 'tenant (default: every tenant a baseline has judged)')
+    .option('-g, --group <name>', 'the tenants of this group (their membership now)', nameArg('group'))
     .addHelpText(
       'after',
       '\nExit codes: 0 written; 1 the export failed; 2 a usage error (bad time, --from not before --to, ' +
         'missing directory of --out, unknown tenant, a tenant no baseline has judged, tenants judged by ' +
         'different baselines).',
     )
-    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string }) => {
+    .action(async (opts: { from: Date; to: Date; out: string; tenant?: string; group?: string }) => {
       const { from, to } = opts;
       if (to <= from) throw new GovtrailError('USAGE', '--to must be later than --from');
       checkOutputFile('--out', opts.out);
       const { createContext } = await import('../app/context.js');
-      const { resolveTenant } = await import('../app/resolve-tenant.js');
       const { loadRulePack } = await import('../config/rule-pack.js');
       const { listJudgedTenants } = await import('../store/read/conformance-baseline.js');
+      const { storedTenants } = await import('../app/select-tenants.js');
       const { writeOscal } = await import('../outputs/conformance/oscal.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       try {
         const tenantIds =
-          opts.tenant !== undefined
-            ? [await resolveTenant(database.db, opts.tenant)]
+          opts.tenant !== undefined || opts.group !== undefined
+            ? await storedTenants(database.db, opts)
             : await listJudgedTenants(database.db);
         if (tenantIds.length === 0)
           throw new GovtrailError(

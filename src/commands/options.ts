@@ -22,7 +22,7 @@ export function integerArg(min: number, max: number = Number.MAX_SAFE_INTEGER): 
 }
 
 /** A group or tenant name as an option value: refused when it could never name one. */
-function nameArg(kind: string): (text: string) => string {
+export function nameArg(kind: string): (text: string) => string {
   return (text) => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(text))
       throw new InvalidArgumentError(
