@@ -91,7 +91,7 @@ async function writePack(opts: PackOptions): Promise<void> {
   const signingKey =
     config.evidenceSigningKey === undefined ? undefined : parseSigningKey(config.evidenceSigningKey);
 
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     const tenantId = await resolveTenant(database.db, opts.tenant);
     const progress = packProgress(tenantId, ctx.logger);

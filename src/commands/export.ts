@@ -35,7 +35,7 @@ export function exportCommand(): Command {
       const { resolveTenant } = await import('../app/resolve-tenant.js');
       const { writeEvidenceCsv } = await import('../outputs/evidence/evidence.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
         const result = await writeEvidenceCsv(database.db, { tenantId, from, to, out: opts.out });
@@ -91,7 +91,7 @@ function ocsfCommand(): Command {
       const { createContext } = await import('../app/context.js');
       const { resolveTenant } = await import('../app/resolve-tenant.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
         const result = await writeOcsfJsonl(database.db, {

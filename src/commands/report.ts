@@ -25,7 +25,7 @@ export function reportCommand(): Command {
       const { resolveTenant } = await import('../app/resolve-tenant.js');
       const { loadRulePack } = await import('../config/rule-pack.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
         const pack = loadRulePack(ctx.config.alertRulesPath);

@@ -28,7 +28,7 @@ async function showSettings(opts: { asOf?: Date; tenant?: string; format: string
   const { findSettingsAsOf } = await import('../store/read/views.js');
   const at = opts.asOf ?? 'now';
   const ctx = createContext();
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     const tenantId = await resolveTenant(database.db, opts.tenant);
     const row = await findSettingsAsOf(database.db, tenantId, at);

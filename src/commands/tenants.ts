@@ -129,7 +129,7 @@ export function tenantsCommand(): Command {
       const { createContext } = await import('../app/context.js');
       const { listRegisteredTenants, selectSchedulable } = await import('../store/write/tenant-registry.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       let rows: RegisteredTenant[];
       try {
         await selectSchedulable(database.db, ctx.config.tenants);
