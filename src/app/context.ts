@@ -18,12 +18,25 @@ export interface CommandContext {
    * commands that only read) a database that does not exist yet is a configuration error naming
    * where it was looked for, instead of an empty one created there.
    */
-  openDatabase(options?: { migrate?: boolean; existing?: boolean }): Promise<Database>;
+  openDatabase(options?: { migrate?: boolean; existing?: boolean; announce?: boolean }): Promise<Database>;
+  /** The file the logs go to instead of stderr, when {@link ContextOptions.logFileOffTerminal} chose one. */
+  readonly logFile: string | undefined;
   /** Standard output, for what the command reports (logs go to stderr). */
   readonly out: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
-export function createContext(env: NodeJS.ProcessEnv = process.env): CommandContext {
+export interface ContextOptions {
+  /**
+   * When stderr is not a terminal, the logs go to this file in GOVTRAIL_DATA_DIR instead (the
+   * demo: what it prints on stdout is a story, and piped with 2>&1, JSON lines would cut it up).
+   */
+  readonly logFileOffTerminal?: string;
+}
+
+export function createContext(
+  env: NodeJS.ProcessEnv = process.env,
+  contextOptions: ContextOptions = {},
+): CommandContext {
   // The warnings come first: a misspelt variable (DATABSE_URL, a client secret with two letters swapped) usually
   // causes the failure that follows, so they are printed before it, even when loading fails.
   const warnings = configWarningsOrNone(env);
@@ -38,11 +51,23 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CommandCont
   registerSecret(config.webhookSecret);
   // Sink secrets (PagerDuty routing keys, webhook secrets, URLs that carry a token) from start-up.
   for (const secret of sinkSecrets(config)) registerSecret(secret);
-  const logger = createLogger({ level: config.logLevel });
-  for (const warning of warnings) logger.warn(warning);
+  const logFile =
+    contextOptions.logFileOffTerminal !== undefined && process.stderr.isTTY !== true
+      ? path.join(config.dataDir, contextOptions.logFileOffTerminal)
+      : undefined;
+  const logger = createLogger({
+    level: config.logLevel,
+    ...(logFile === undefined ? {} : { file: logFile }),
+  });
+  for (const warning of warnings) {
+    logger.warn(warning);
+    // Logs going to a file: a warning is still for the person at the command.
+    if (logFile !== undefined) process.stderr.write(`govtrail: warning: ${warning}\n`);
+  }
   return {
     config,
     logger,
+    logFile,
     out: process.stdout,
     async openDatabase(options = {}) {
       if (config.databaseUrl === undefined) {

@@ -9,7 +9,7 @@ export function reportCommand(): Command {
         'changes per week by direction, alerts by severity, the changes with actors and ticket links, ' +
         'exporter health, and source integrity (the last reconcile: entries verified, coverage, discrepancies). ' +
         'Lists the alerts of the period, and what the rules find in history a backfill stored (the first run raises one digest instead of per-change alerts), marked as found by backfill. ' +
-        'Opens offline and prints. Default period: the 90 days up to now.',
+        'Opens offline and prints. Default period: from 90 days before the newest stored change (or before now, if sooner) up to now.',
     )
     .requiredOption('--out <file>', 'the HTML file to write')
     .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)', timeArg)
