@@ -53,7 +53,7 @@ export function reconcileCommand(): Command {
 
 /** The action: reconciles the tenants, delivers pending alerts, prints the table and the findings. */
 async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
-  const { activeTenants } = await import('../app/active-tenants.js');
+  const { activeTenants, registerSucceeded } = await import('../app/active-tenants.js');
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
   const { selectTenants } = await import('../app/select-tenants.js');
@@ -69,7 +69,8 @@ async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
   let alerting: Alerting | undefined;
   try {
     alerting = createAlerting(config, ctx.logger, database);
-    for (const tenant of await activeTenants(database.db, tenants, ctx.out)) {
+    const active = await activeTenants(database.db, tenants, ctx.out);
+    for (const tenant of active) {
       const progress = progressReporter(tenant.name, ctx.logger);
       const summary = await reconcileTenant({
         database,
@@ -85,6 +86,7 @@ async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
       if (summary.status === 'succeeded')
         found.push(...(await listDiscrepancies(database.db, { runId: summary.runId, limit: 50 })));
     }
+    await registerSucceeded(database.db, active, summaries);
     const d = await alerting.deliver();
     if (d.delivered + d.retried + d.failed > 0) {
       delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;

@@ -18,7 +18,7 @@ export function syncCommand(): Command {
 
 /** The action: syncs the tenants, delivers pending alerts, prints one row per tenant. */
 async function syncTenants(opts: { tenant?: string }): Promise<void> {
-  const { activeTenants } = await import('../app/active-tenants.js');
+  const { activeTenants, registerSucceeded } = await import('../app/active-tenants.js');
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
   const { selectTenants } = await import('../app/select-tenants.js');
@@ -51,6 +51,7 @@ async function syncTenants(opts: { tenant?: string }): Promise<void> {
           }),
       })),
     );
+    await registerSucceeded(database.db, active, summaries);
     const d = await alerting.deliver();
     if (d.delivered + d.retried + d.failed > 0) {
       delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up`;

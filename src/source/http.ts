@@ -198,7 +198,7 @@ function routeLabel(route: Route): string {
  * HTTP_ERROR (both retryable), 401 → AUTH_REJECTED, 403 → PERMISSION_DENIED, anything else →
  * HTTP_ERROR carrying the server's `{code, message}` or raw body.
  */
-export function statusError(route: Route, status: number, bodyText: string): HttpError {
+export function statusError(route: Route, status: number, bodyText: string, baseUrl?: string): HttpError {
   const server = describeErrorBody(bodyText);
   const details: Record<string, unknown> = { route, status };
   if (server.serverCode !== undefined) details['serverCode'] = server.serverCode;
@@ -234,7 +234,9 @@ export function statusError(route: Route, status: number, bodyText: string): Htt
       },
     );
   }
-  return new HttpError('HTTP_ERROR', `${label} failed with HTTP ${status}: ${server.summary}`, {
+  // A 404 is most often a base URL that is not the tenant's: name the URL tried.
+  const where = status === 404 && baseUrl !== undefined ? ` to ${baseUrl}` : '';
+  return new HttpError('HTTP_ERROR', `${label}${where} failed with HTTP ${status}: ${server.summary}`, {
     retryable,
     status,
     details,
@@ -413,7 +415,7 @@ export class HttpTransport {
 
     if (status >= 300 && status < 400)
       throw this.#redirectError(spec.route, status, header(response, 'location'), url);
-    const error = statusError(spec.route, status, text);
+    const error = statusError(spec.route, status, text, this.#baseUrl);
     if (error.retryable) {
       const hinted = parseRetryAfter(header(response, 'retry-after'), Date.now(), http.retryAfterCapMs);
       if (hinted !== undefined) this.#retryAfter.set(error, hinted);
@@ -426,7 +428,9 @@ export class HttpTransport {
     if (err instanceof GovtrailError) return err;
     const code = networkErrorCode(err);
     const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
-    return new HttpError('NETWORK', `${routeLabel(route)} failed: network error${code ? ` ${code}` : ''}`, {
+    // The URL tried is named: a mistyped base URL (or host) is the usual cause of a first failure.
+    const message = `${routeLabel(route)} to ${this.#baseUrl} failed: network error${code ? ` ${code}` : ''}`;
+    return new HttpError('NETWORK', message, {
       cause: err,
       retryable,
       details: { route, ...(code === undefined ? {} : { networkCode: code }) },
