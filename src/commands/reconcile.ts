@@ -95,7 +95,8 @@ async function reconcileTenants(opts: { tenant?: string }): Promise<void> {
     await alerting?.close();
     await database.close();
   }
-  ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);
+  const table = summaries.length === 0 ? 'no tenant reconciled\n' : `${formatReconcile(summaries)}\n`;
+  ctx.out.write(`${table}${formatFindings(found)}${delivery}`);
   if (summaries.some((s) => !agrees(s))) throw new ExitCode(1);
 }
 

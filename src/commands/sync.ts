@@ -61,6 +61,8 @@ async function syncTenants(opts: { tenant?: string }): Promise<void> {
     await alerting?.close();
     await database.close();
   }
-  ctx.out.write(`${formatSummaries(summaries)}\n${delivery ? `${delivery}\n` : ''}`);
+  // Every tenant disabled or retired: the line naming them has said it, no empty table follows.
+  const table = summaries.length === 0 ? 'no tenant synced\n' : `${formatSummaries(summaries)}\n`;
+  ctx.out.write(`${table}${delivery ? `${delivery}\n` : ''}`);
   if (summaries.some((s) => s.status === 'failed')) throw new ExitCode(1);
 }

@@ -55,7 +55,7 @@ async function checkAnchorFile(
   key: KeyObject,
   keyId: string,
   previousDigest: string | undefined,
-): Promise<{ head?: AnchorHead; problem?: string; digest: string }> {
+): Promise<{ head?: AnchorHead; problem?: string; otherKey?: boolean; digest: string }> {
   const bytes = await readFile(file);
   const digest = anchorDigest(bytes);
   let jws: string;
@@ -67,11 +67,12 @@ async function checkAnchorFile(
   const verdict = await verifyDetached(jws, bytes, key);
   if (!verdict.ok) {
     const kid = claimedKeyId(jws);
+    const otherKey = kid !== undefined && kid !== keyId;
     return {
-      problem:
-        kid !== undefined && kid !== keyId
-          ? `is signed by another key (kid ${kid}), not the public key given (kid ${keyId})`
-          : `signature does not verify with the public key given: the file was altered (${verdict.reason})`,
+      problem: otherKey
+        ? `is signed by another key (kid ${kid}), not the public key given (kid ${keyId})`
+        : `signature does not verify with the public key given: the file was altered (${verdict.reason})`,
+      otherKey,
       digest,
     };
   }
@@ -126,6 +127,7 @@ export async function readTrustedAnchors(
   const keyId = await keyThumbprint(key);
   const heads = new Map<string, AnchorHead[]>();
   const problems: AnchorProblem[] = [];
+  const otherKids: string[] = [];
   let files = 0;
   for (const name of entries.sort()) {
     const tenantId = decodeURIComponent(name);
@@ -136,6 +138,7 @@ export async function readTrustedAnchors(
       files++;
       const r = await checkAnchorFile(file, tenantId, key, keyId, previousDigest);
       previousDigest = r.digest;
+      if (r.otherKey === true) otherKids.push(r.problem?.match(/kid (\S+)\)/)?.[1] ?? '?');
       if (r.problem !== undefined)
         problems.push({ tenantId, file: path.relative(dir, file), detail: r.problem });
       else if (r.head !== undefined) list.push({ ...r.head, file: path.relative(dir, file) });
@@ -147,5 +150,15 @@ export async function readTrustedAnchors(
       'USAGE',
       `--anchors: no anchor files (*.anchor.json) under ${dir}${onlyTenant === undefined ? '' : ` for tenant ${onlyTenant}`}`,
     );
+  // Every anchor signed by one other key, none by the key given: a key mix-up (the wrong
+  // --public-key), not tampering. An anchor by another key among anchors by the right one stays a
+  // finding: that is what a forged anchor looks like.
+  const kids = new Set(otherKids);
+  if (heads.size === 0 && otherKids.length === files && kids.size === 1) {
+    throw new GovtrailError(
+      'USAGE',
+      `--public-key: every anchor under ${dir} is signed by another key (kid ${[...kids][0]}), not the one given (kid ${keyId}): the key given is not the anchors' key (pass the public half of GOVTRAIL_ANCHOR_SIGNING_KEY), or someone else signed these anchors; no anchor was trusted, so nothing was checked against them`,
+    );
+  }
   return { heads, problems, files };
 }
