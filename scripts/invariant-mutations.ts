@@ -91,19 +91,19 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S3: the checkpoint is written on another connection, outside the data transaction',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;',
         replace:
           'const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId, options.database.db)) ?? checkpointBefore;',
       },
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'async function advanceCheckpoint(trx: Session, tenantId: string, runId: number): Promise<string | undefined> {',
         replace:
           'async function advanceCheckpoint(trx: Session, tenantId: string, runId: number, out: Session = trx): Promise<string | undefined> {',
       },
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'await writeCheckpoint(trx, tenantId, {',
         replace: 'await writeCheckpoint(out, tenantId, {',
       },
@@ -116,19 +116,19 @@ export const MUTATIONS: readonly Mutation[] = [
       'S3 / outbox: field changes and alerts are written after the data commits, in a transaction of their own',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: '  const after = await changeStep(trx, options, run, writer, tracker, logger);',
         replace: `  run.afterCommit = (db: Session) => changeStep(db, options, run, writer, tracker, logger);
   const after = { alerts: 0, fieldChanges: 0 };`,
       },
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'interface RunState {',
         replace: `interface RunState {
   afterCommit?: (db: Session) => Promise<{ alerts: number; fieldChanges: number }>;`,
       },
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: `      logger.info(
         { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },`,
         replace: `      const deferred = run.afterCommit;
@@ -198,7 +198,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S12: a re-served stored entry is taken as matching without comparing its content hash',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/classify-served.ts',
         find: 'if (!servedHash.equals(held.contentHash)) {',
         replace: 'if (!servedHash.equals(held.contentHash) && held.contentHash.length === 0) {',
       },
@@ -211,7 +211,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/integrity.md: a served-not-stored entry behind checkpoint − lookback is stored without a finding',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/entry-writer.ts',
         find: 'fresh.filter((e) => e.entry.createdAtKey < before)',
         replace: 'fresh.filter((e) => e.entry.createdAtKey < before && before === "")',
       },
@@ -456,7 +456,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S12: a sync stores an entry dated behind checkpoint − lookback (read on a page it fetched anyway) without recording it as backdated',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),',
         replace:
           "run.kind !== 'reconcile' || checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),",
@@ -482,7 +482,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S12: an id served twice in one listing, its copies in different write batches (or beside the stored version), is filed as changed_at_source, not conflicting_ids',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/classify-served.ts',
         find: 'if (held.runId === runId || heldServed) conflict(',
         replace: 'if (held.runId === -1) conflict(',
       },
@@ -495,7 +495,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S12 / S5: the writer looks a batch up before the previous batch is written; without that batch in memory a copy served one batch later is inserted twice (the run fails) or its other version goes unrecorded',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/entry-writer.ts',
         find: 'const written = before?.fresh.get(id);',
         replace: 'const written = undefined as NormalisedEntry | undefined;',
       },
@@ -508,7 +508,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S12 / S5: a backfill asks the database only about ids its filter cannot rule out; a filter that rules out an id the run stored two batches earlier lets its copy be inserted twice (the run fails) or its other version go unrecorded',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/entry-writer.ts',
         find: 'ids.filter((id) => filter.mightHold(id))',
         replace: "ids.filter((id) => filter.mightHold(id + '?'))",
       },
@@ -586,7 +586,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S6 tolerance (issue 20 item 5): an entry nested thousands of levels deep overflows the stack and fails every run',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/entry-writer.ts',
         find: 'if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {',
         replace: 'if (nestsDeeperThan(raw, Number.POSITIVE_INFINITY)) {',
       },
@@ -966,7 +966,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/scaling.md: a failed attempt retried inside its slot keeps its ledger row, so one failure is recorded once per attempt',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {',
         replace: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === undefined) {',
       },
@@ -986,7 +986,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'product.md scaling out: the retry of a job whose replica committed the run and died before closing the job syncs the tenant a second time in the slot',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'if (attempt?.retry === true && attempt.slot !== undefined) {',
         replace: 'if (attempt?.retry === undefined && attempt.slot !== undefined) {',
       },
@@ -999,7 +999,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S3 with replicas: the run a killed replica had in flight stays `running` instead of being closed as failed',
     patches: [
       {
-        file: 'src/sync/steps.ts',
+        file: 'src/sync/execute-run.ts',
         find: 'const orphans = await failOrphanedRuns(session, tenantId);',
         replace: 'const orphans = 0;',
       },
@@ -1024,7 +1024,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/integrity.md, the writer role: govtrail migrate installs the job engine without granting it to govtrail_writer, so a writer-role worker cannot start',
     patches: [
       {
-        file: 'src/worker/engine.ts',
+        file: 'src/worker/engine-setup.ts',
         find: '    if (grantTo !== undefined) {',
         replace: "    if (grantTo !== undefined && grantTo === '') {",
       },

@@ -15,7 +15,7 @@ import { type RunKind, type RunTrigger, recentRunStatuses } from '../store/write
 import { changesStep } from '../sync/change-step.js';
 import { runReconcile } from '../sync/reconcile.js';
 import { runSync, type SyncProgress, type SyncRunSummary } from '../sync/run.js';
-import type { EngineAttempt } from '../sync/steps.js';
+import type { EngineAttempt } from '../sync/run-types.js';
 import type { Alerting } from './alerting.js';
 
 export interface SyncTenantOptions {

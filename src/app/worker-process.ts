@@ -74,7 +74,7 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
     process.on('SIGHUP', () => {
       if (!signalled) void reloadTenants(service, database.db, logger);
     });
-    service.worker.start({ initialRun: opts.initialRun }).catch((err: unknown) => {
+    service.engine.start({ initialRun: opts.initialRun }).catch((err: unknown) => {
       logger.error({ err }, 'the job engine did not start');
       process.exitCode = 1;
       onSignal('SIGTERM');

@@ -12,7 +12,9 @@ import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
 import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
 import { pingDatabase, readCheckpointTimes, readTenantHealth } from '../store/read/health.js';
-import { createEngine, type EngineConnection, type EngineTuning, type Worker } from '../worker/engine.js';
+import type { EngineAttempt } from '../sync/run-types.js';
+import { createEngine, type Engine } from '../worker/engine.js';
+import type { EngineConnection, EngineTuning } from '../worker/engine-setup.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../worker/metrics.js';
 import { type HealthServer, startHealthServer } from '../worker/server.js';
 import { type HealthReport, healthVerdict } from '../worker/status.js';
@@ -47,7 +49,7 @@ export interface WorkerServiceOptions {
 }
 
 export interface WorkerService {
-  readonly worker: Worker;
+  readonly engine: Engine;
   readonly metrics: WorkerMetrics;
   readonly alerting: Alerting;
   /** The bound health and metrics port. */
@@ -102,7 +104,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const alerting = createAlerting(config, options.logger, database);
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
-  let worker: Worker | undefined;
+  let worker: Engine | undefined;
   const metrics = createMetrics(options, database, logger, tenants, () => worker);
   const shared: WorkerShared = {
     options,
@@ -128,7 +130,7 @@ function createMetrics(
   database: Database,
   logger: Logger,
   tenants: TenantScope,
-  engine: () => Worker | undefined,
+  engine: () => Engine | undefined,
 ): WorkerMetrics {
   return createWorkerMetrics({
     tenants: scheduledNames(tenants),
@@ -149,7 +151,7 @@ function runOptions(
   shared: WorkerShared,
   tenant: TenantConfig,
   signal: AbortSignal,
-  engineAttempt: { readonly retriesLeft: boolean; readonly slot: Date; readonly retry: boolean },
+  engineAttempt: Required<EngineAttempt>,
 ): SyncTenantOptions {
   const { database, config, agent, alerting, metrics } = shared;
   return {
@@ -184,7 +186,7 @@ function engineConnection(shared: WorkerShared): EngineConnection {
 }
 
 /** The job engine, wired to the tenant runs, alert delivery, the metrics and the anchorer. */
-function createWorkerEngine(shared: WorkerShared): Worker {
+function createWorkerEngine(shared: WorkerShared): Engine {
   const { config, database, logger, tenants, metrics, anchorer, options } = shared;
   return createEngine({
     connection: engineConnection(shared),
@@ -233,7 +235,7 @@ async function deliverAlerts(
 }
 
 /** The health report: the database and the engine, each within HEALTH_QUERY_TIMEOUT_MS. */
-async function checkHealth(shared: WorkerShared, engine: Worker): Promise<HealthReport> {
+async function checkHealth(shared: WorkerShared, engine: Engine): Promise<HealthReport> {
   const { database, tenants, logger } = shared;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -293,14 +295,14 @@ async function startServer(shared: WorkerShared, health: () => Promise<HealthRep
 /** The running service: reload takes a new tenant list; stop shuts everything down once, in order. */
 function serviceOf(
   shared: WorkerShared,
-  engine: Worker,
+  engine: Engine,
   server: HealthServer,
   health: () => Promise<HealthReport>,
 ): WorkerService {
   const { config, logger, tenants, metrics, alerting, agent, anchorer, database } = shared;
   let stopping: Promise<{ aborted: boolean }> | undefined;
   return {
-    worker: engine,
+    engine,
     metrics,
     alerting,
     port: server.port,

@@ -15,7 +15,7 @@ export function migrateCommand(): Command {
         const result = await migrate(database, ctx.logger);
         // The job engine's schema too, created by the owner so that a writer-role worker needs no DDL.
         if (database.kind === 'postgres' && ctx.config.databaseUrl !== undefined) {
-          const { installEngine } = await import('../worker/engine.js');
+          const { installEngine } = await import('../worker/engine-setup.js');
           await installEngine(ctx.config.databaseUrl, 'govtrail_writer');
         }
         ctx.out.write(

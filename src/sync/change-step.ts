@@ -26,7 +26,7 @@ import {
 } from '../store/write/field-changes.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import { BackfillWalk, canWalkInMemory, WALK_WINDOW_MS } from './backfill-walk.js';
-import type { ChangeStep, InsertTracker, TrackedWrite } from './steps.js';
+import type { ChangeStep, InsertTracker, TrackedWrite } from './run-types.js';
 
 /** Field-change rows and alerts are written in batches of this many. */
 const FLUSH_EVERY = 2000;

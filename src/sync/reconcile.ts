@@ -1,6 +1,6 @@
 /**
  * A reconcile: the whole source history against the store (docs/design/integrity.md). In the shared frame of
- * steps.ts — lock, ledger, one transaction, change step, checkpoint — it pages the history to its
+ * execute-run.ts — lock, ledger, one transaction, change step, checkpoint — it pages the history to its
  * end, writes each batch as a sync would (storing what is not stored; the writer compares every
  * re-served entry by content hash), sorts what it stored into new and `backdated`, and at the end
  * finds the stored entries the source no longer serves: `missing_at_source` while older entries are
@@ -21,7 +21,8 @@ import {
   recordServed,
 } from '../store/write/served-ids.js';
 import { entryRow } from './change-step.js';
-import { executeRun, pageAndWrite, type RunOptions, type RunSummary } from './steps.js';
+import { executeRun, pageAndWrite } from './execute-run.js';
+import type { RunOptions, RunSummary } from './run-types.js';
 
 /** Stored entries the source no longer serves, classified per batch of this many. */
 const GONE_BATCH = 2000;

@@ -1,15 +1,16 @@
 /**
- * A sync: one checkpointed run for one tenant (docs/design/sync.md). In the shared frame of steps.ts — lock,
- * ledger, one transaction, change step, checkpoint — it pages newest first until the stop rule says
+ * A sync: one checkpointed run for one tenant (docs/design/sync.md). In the shared frame of execute-run.ts —
+ * lock, ledger, one transaction, change step, checkpoint — it pages newest first until the stop rule says
  * the page reaches `checkpoint − lookback`, writing each batch as it goes. Re-served entries of the
  * lookback window are compared with the store by the writer (S12).
  */
 
 import { pageReachesCheckpoint } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
-import { executeRun, pageAndWrite, type RunOptions, type RunProgress, type RunSummary } from './steps.js';
+import { executeRun, pageAndWrite } from './execute-run.js';
+import type { RunOptions, RunProgress, RunSummary } from './run-types.js';
 
-export type { ChangeStep, HistorySource, InsertTracker } from './steps.js';
+export type { ChangeStep, HistorySource, InsertTracker } from './run-types.js';
 export type SyncRunOptions = RunOptions;
 export type SyncProgress = RunProgress;
 export type SyncRunSummary = RunSummary;

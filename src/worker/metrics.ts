@@ -5,7 +5,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliverySummary } from '../alerts/deliver.js';
 import type { SyncRunSummary } from '../sync/run.js';
-import type { EngineStatus, JobEvent } from './engine.js';
+import type { EngineStatus, JobEvent } from './engine-setup.js';
 
 export interface WorkerMetrics {
   readonly registry: Registry;

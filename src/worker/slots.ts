@@ -7,9 +7,7 @@
 import { createHash } from 'node:crypto';
 import { CronExpressionParser } from 'cron-parser';
 import { ConfigError } from '../core/errors.js';
-
-/** What a job of the engine runs. */
-export type JobKind = 'sync' | 'reconcile';
+import type { RunKind } from '../store/write/runs.js';
 
 /** Throws {@link ConfigError} naming `setting` unless `expression` is a cron expression cron-parser accepts. */
 export function validateSchedule(expression: string, setting: string): void {
@@ -48,7 +46,7 @@ export function spreadOffsetMs(tenant: string, spreadMs: number): number {
  * The job id of one tenant's run of a kind in one slot: a UUID (version 8, name-based) of sha256 over
  * the three. Every replica derives the same id, and the job table's key lets only the first insert in.
  */
-export function slotJobId(kind: JobKind, tenant: string, slot: Date): string {
+export function slotJobId(kind: RunKind, tenant: string, slot: Date): string {
   const digest = createHash('sha256').update(`govtrail:job:${kind}:${slot.toISOString()}:${tenant}`).digest();
   const bytes = Buffer.from(digest.subarray(0, 16));
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x80;

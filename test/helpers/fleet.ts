@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { TenantConfig } from '../../src/config/settings.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import type { Session } from '../../src/store/database.js';
-import type { EngineTuning } from '../../src/worker/engine.js';
+import type { EngineTuning } from '../../src/worker/engine-setup.js';
 
 /** Engine timings of the tests: quick polls and retries, the shortest heartbeat pg-boss allows. */
 export const FAST_ENGINE: Partial<EngineTuning> = {

@@ -18,7 +18,7 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { connectedAsOwner, requireWriterRole } from '../../src/store/roles.js';
 import { verifyStore } from '../../src/store/verify/verify.js';
-import { installEngine } from '../../src/worker/engine.js';
+import { installEngine } from '../../src/worker/engine-setup.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -139,8 +139,8 @@ describe.skipIf(!onServer)(`the writer role (${NEEDS_SERVER})`, () => {
       engineTuning: FAST_ENGINE,
     });
     try {
-      await service.worker.start({ initialRun: false });
-      await service.worker.planSlot('sync', new Date());
+      await service.engine.start({ initialRun: false });
+      await service.engine.planSlot('sync', new Date());
       const status = await vi.waitFor(
         async () => {
           const { rows } = await asClient(ownerUrl, (c) =>

@@ -11,7 +11,8 @@ import { startWorkerService, type WorkerService } from '../../src/app/worker.js'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createEngine, ENGINE_SCHEMA, type JobEvent, QUEUES } from '../../src/worker/engine.js';
+import { createEngine } from '../../src/worker/engine.js';
+import { ENGINE_SCHEMA, type JobEvent, QUEUES } from '../../src/worker/engine-setup.js';
 import { slotAtOrBefore } from '../../src/worker/slots.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 import { FAST_ENGINE, ledgerBySlot, sandboxTenants } from '../helpers/fleet.js';
@@ -63,9 +64,9 @@ describe('job engine', () => {
       const before = sandbox.stats.historyRequests;
       sandbox.faults.add({ route: 'history', kind: '500', times: Number.POSITIVE_INFINITY });
       try {
-        await service.worker.start({ initialRun: false });
+        await service.engine.start({ initialRun: false });
         const slot = new Date();
-        await service.worker.planSlot('sync', slot);
+        await service.engine.planSlot('sync', slot);
         const db = testDb.database.db;
         // The job ends in the dead-letter queue after its last attempt.
         await vi.waitFor(
@@ -137,7 +138,7 @@ describe('job engine', () => {
           replicaName: name,
         });
         services.push(service);
-        await service.worker.start({ initialRun: false });
+        await service.engine.start({ initialRun: false });
         return service;
       };
       // Two replicas come back at once, a third a little later.
@@ -241,7 +242,7 @@ describe('job engine', () => {
       engineTuning: FAST_ENGINE,
     });
     services.push(service);
-    await service.worker.start({ initialRun: false });
+    await service.engine.start({ initialRun: false });
     // Two slots in which both tenants ran, from the schedule alone.
     await vi.waitFor(
       async () => {

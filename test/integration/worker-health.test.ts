@@ -84,7 +84,7 @@ describe('worker health and metrics', () => {
       // One attempt per slot: each planned slot adds exactly one finished run to the ledger.
       engineTuning: { ...FAST_ENGINE, retryLimit: 0 },
     });
-    await service.worker.start({ initialRun: false });
+    await service.engine.start({ initialRun: false });
     base = `http://127.0.0.1:${service.port}`;
   });
 
@@ -109,7 +109,7 @@ describe('worker health and metrics', () => {
       });
 
       const db = (testDb as TestDatabase).database.db;
-      const tick = (kind: 'sync' | 'reconcile' = 'sync') => runSlotNow(s.worker, db, kind, 1);
+      const tick = (kind: 'sync' | 'reconcile' = 'sync') => runSlotNow(s.engine, db, kind, 1);
       await tick(); // backfill succeeds
       sb.faults.add({ route: 'history', kind: '500', times: Number.POSITIVE_INFINITY });
       for (let i = 1; i <= UNHEALTHY_AFTER_FAILURES; i++) {
@@ -231,8 +231,8 @@ describe('worker health and metrics', () => {
       const s = service as WorkerService;
       const sb = sandbox as Sandbox;
       const ledger = (testDb as TestDatabase).database.db;
-      await runSlotNow(s.worker, ledger, 'sync', 1);
-      const slot = await runSlotNow(s.worker, ledger, 'reconcile', 1);
+      await runSlotNow(s.engine, ledger, 'sync', 1);
+      const slot = await runSlotNow(s.engine, ledger, 'reconcile', 1);
       const clean = await ledger
         .selectFrom('govtrail.sync_run')
         .select(['kind', 'status'])
@@ -242,7 +242,7 @@ describe('worker health and metrics', () => {
       const entries = sb.history.entries() as Array<{ metadata: { id: string } }>;
       sb.history.rewrite(entries[40]?.metadata.id as string);
       sb.history.remove(entries[60]?.metadata.id as string);
-      await runSlotNow(s.worker, ledger, 'reconcile', 1);
+      await runSlotNow(s.engine, ledger, 'reconcile', 1);
       const samples = parsePrometheus(await (await fetch(`${base}/metrics`)).text());
       expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'agrees' })).toBe(1);
       expect(value(samples, 'govtrail_reconcile_runs_total', { tenant: 'acme', outcome: 'differs' })).toBe(1);

@@ -67,7 +67,7 @@ describe('worker replicas', () => {
       const db = (testDb as TestDatabase).database.db;
       const names = tenants.map((t) => t.name);
       // Both replicas start together and both plan each slot from the next one on.
-      await Promise.all(replicas.map((r) => r.worker.start({ initialRun: false })));
+      await Promise.all(replicas.map((r) => r.engine.start({ initialRun: false })));
       await vi.waitFor(
         async () => {
           const tally = slotTally(await ledgerBySlot(db), names);
@@ -76,7 +76,7 @@ describe('worker replicas', () => {
         },
         { timeout: 150_000, interval: 1_000 },
       );
-      await Promise.all(replicas.map((r) => r.worker.stop(10_000)));
+      await Promise.all(replicas.map((r) => r.engine.stop(10_000)));
 
       const rows = await ledgerBySlot(db);
       const tally = slotTally(rows, names);

@@ -8,7 +8,6 @@ import { ConfigError, GovtrailError } from '../../src/core/errors.js';
 import { CoverageTracker } from '../../src/outputs/pack/coverage.js';
 import { parseManifest, serialiseManifest } from '../../src/outputs/pack/manifest.js';
 import { findValueOrigins, SettingPeriodBuilder } from '../../src/outputs/pack/periods.js';
-import { TimelineSampler } from '../../src/outputs/pack/report-html.js';
 import { scheduleIntervalMs } from '../../src/outputs/pack/schedule.js';
 import {
   keyThumbprint,
@@ -17,7 +16,8 @@ import {
   signDetached,
   verifyDetached,
 } from '../../src/outputs/pack/signing.js';
-import type { TimelineEntry } from '../../src/store/read/evidence-pack.js';
+import { TimelineSampler } from '../../src/outputs/pack/timeline-sampler.js';
+import type { TimelineEntry } from '../../src/store/read/settings-timeline.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

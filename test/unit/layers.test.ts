@@ -64,15 +64,19 @@ describe('the layers of src/', () => {
     ['src/core/diff.ts', "import { x } from '../store/database.js';", 'core imports only core'],
     ['src/core/diff.ts', "import { readFileSync } from 'node:fs';", 'core does no I/O'],
     ['src/core/diff.ts', "import { request } from 'undici';", 'core does no I/O'],
-    ['src/sync/steps.ts', "import { sql } from 'kysely';", 'only store/ imports'],
+    ['src/sync/execute-run.ts', "import { sql } from 'kysely';", 'only store/ imports'],
     ['src/alerts/deliver.ts', "import pg from 'pg';", 'only store/ imports'],
     [
       'src/sandbox/server.ts',
       "import { x } from '../core/wire.js';",
       'sandbox/ imports nothing else of src/',
     ],
-    ['src/store/database.ts', "import { x } from '../sync/steps.js';", 'store/ may not import sync/'],
-    ['src/sync/steps.ts', "import { x } from '../commands/options.js';", 'sync/ may not import commands/'],
+    ['src/store/database.ts', "import { x } from '../sync/execute-run.js';", 'store/ may not import sync/'],
+    [
+      'src/sync/execute-run.ts',
+      "import { x } from '../commands/options.js';",
+      'sync/ may not import commands/',
+    ],
     [
       'src/outputs/report/html.ts',
       "import { x } from '../../app/context.js';",

@@ -10,7 +10,7 @@ import type { TenantConfig } from '../../src/config/settings.js';
 import { GovtrailError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';
-import { emptyCounters } from '../../src/sync/steps.js';
+import { emptyCounters } from '../../src/sync/run-types.js';
 
 const tenants = (n: number): TenantConfig[] =>
   Array.from({ length: n }, (_, i) => ({

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { GovtrailError } from '../../src/core/errors.js';
 import type { SyncRunSummary } from '../../src/sync/run.js';
-import { emptyCounters } from '../../src/sync/steps.js';
-import { decideJobOutcome } from '../../src/worker/engine.js';
+import { emptyCounters } from '../../src/sync/run-types.js';
+import { decideJobOutcome } from '../../src/worker/job-outcome.js';
 
 function summary(status: SyncRunSummary['status'], extra: Partial<SyncRunSummary> = {}): SyncRunSummary {
   return {

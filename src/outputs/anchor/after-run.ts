@@ -10,7 +10,7 @@ import { ConfigError } from '../../core/errors.js';
 import type { Logger } from '../../runtime/logger.js';
 import { registerSecret } from '../../runtime/logger.js';
 import type { Database } from '../../store/database.js';
-import type { RunSummary } from '../../sync/steps.js';
+import type { RunSummary } from '../../sync/run-types.js';
 import { parseSigningKey } from '../pack/signing.js';
 import { writeAnchor } from './anchor.js';
 

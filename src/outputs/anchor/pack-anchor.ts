@@ -4,7 +4,7 @@
  */
 import type { Config } from '../../config/settings.js';
 import { registerSecret } from '../../runtime/logger.js';
-import type { PackAnchor } from '../pack/pack.js';
+import type { PackAnchor } from '../pack/pack-options.js';
 import { publicKeyOf } from '../pack/signing.js';
 import { anchorSigningKey } from './after-run.js';
 import { readNewestAnchor } from './anchor.js';

@@ -10,7 +10,7 @@
  */
 import { canonicalJson } from '../../core/normalise/canonical.js';
 import { SNAPSHOT_FIELDS } from '../../core/normalise/fields.js';
-import type { TimelineEntry } from '../../store/read/evidence-pack.js';
+import type { TimelineEntry } from '../../store/read/settings-timeline.js';
 
 /** The settings a period is kept for: the diffed snapshot columns, then each extra field. */
 export function periodSettings(extraFieldNames: readonly string[]): string[] {

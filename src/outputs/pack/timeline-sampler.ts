@@ -1,27 +1,15 @@
 /**
- * report.html of the pack: `govtrail report` (src/report/) of the period, with one difference that
- * keeps memory bounded. The report's posture timeline takes the period's settings_timeline rows as
- * a list; `govtrail report` loads them all, which for a period of a million entries is a million
- * rows. The pack feeds the chart from the timeline stream it reads anyway (for setting-periods.csv)
- * and keeps every row up to {@link REPORT_TIMELINE_ROWS}; past that it keeps, for each of
- * {@link REPORT_TIMELINE_BUCKETS} equal slices of the period, the row in force at the slice's end,
- * drawn from the slice's start. A slice is under a pixel of the 860-pixel-wide chart, so nothing
- * visible is lost; setting-periods.csv has every period exactly.
+ * The posture timeline of the pack's report.html (files/report.ts), within a fixed number of rows:
+ * `govtrail report` (src/outputs/report/) loads the period's settings_timeline rows as a list,
+ * which for a period of a million entries is a million rows. The pack feeds the chart from the
+ * timeline stream it reads anyway (for setting-periods.csv) and keeps every row up to
+ * {@link REPORT_TIMELINE_ROWS}; past that it keeps, for each of {@link REPORT_TIMELINE_BUCKETS}
+ * equal slices of the period, the row in force at the slice's end, drawn from the slice's start. A
+ * slice is under a pixel of the 860-pixel-wide chart, so nothing visible is lost;
+ * setting-periods.csv has every period exactly.
  */
-import type { RulePack } from '../../core/rules/rules.js';
-import type { Session } from '../../store/database.js';
-import type { TimelineEntry } from '../../store/read/evidence-pack.js';
-import { findLatestDiscrepancies, findSourceIntegrity } from '../../store/read/integrity.js';
-import {
-  countAlertsBySeverity,
-  countChanges,
-  countChangesPerWeek,
-  findExporterHealth,
-  findLatestChanges,
-  type TimelineRow,
-} from '../../store/read/views.js';
-import { loadReportAlerts } from '../report/alert-section.js';
-import { REPORT_CHANGE_ROWS, REPORT_DISCREPANCY_ROWS, type ReportData } from '../report/data.js';
+import type { TimelineEntry } from '../../store/read/settings-timeline.js';
+import type { TimelineRow } from '../../store/read/views.js';
 
 /** Rows kept as they are; a longer timeline is thinned. */
 export const REPORT_TIMELINE_ROWS = 4000;
@@ -111,41 +99,4 @@ export class TimelineSampler {
     else for (const b of this.#slices) if (b !== undefined) push(b.row, b.start);
     return { timeline, directions };
   }
-}
-
-/**
- * The report's data for [from, to): what `loadReportData` gathers, with the timeline from the
- * sampler instead of a full load.
- */
-export async function loadPackReportData(
-  db: Session,
-  o: {
-    tenantId: string;
-    from: Date;
-    to: Date;
-    now: Date;
-    sampler: TimelineSampler;
-    pack?: RulePack | undefined;
-  },
-): Promise<ReportData> {
-  const filter = { tenantId: o.tenantId, since: o.from, until: o.to };
-  const { timeline, directions } = o.sampler.result();
-  const discrepancies = await findLatestDiscrepancies(db, o.tenantId, REPORT_DISCREPANCY_ROWS);
-  return {
-    tenantId: o.tenantId,
-    from: o.from,
-    to: o.to,
-    generatedAt: o.now,
-    timeline,
-    directions,
-    weekly: await countChangesPerWeek(db, filter),
-    alerts: await countAlertsBySeverity(db, filter),
-    changes: await findLatestChanges(db, filter, REPORT_CHANGE_ROWS),
-    changeCount: await countChanges(db, filter),
-    health: await findExporterHealth(db, o.tenantId),
-    integrity: await findSourceIntegrity(db, o.tenantId),
-    discrepancies: discrepancies.rows,
-    discrepancyCount: discrepancies.total,
-    ...(await loadReportAlerts(db, filter, o.pack)),
-  };
 }

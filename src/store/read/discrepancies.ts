@@ -1,0 +1,81 @@
+/**
+ * Findings against the source (table source_discrepancy) recorded for the entries of a period, and
+ * the creation times of the entries `verify` names.
+ * Read by the evidence pack inside its one read-only snapshot transaction; walked in keyset
+ * pages in a stable order, so a period of any length holds one page in memory.
+ */
+import { sql } from 'kysely';
+import type { Session } from '../database.js';
+import type { DiscrepancyKind, DiscrepancyRow } from '../write/discrepancies.js';
+import type { PeriodFilter } from './period.js';
+
+/** A discrepancy as listDiscrepancies gives it, with the version the source served. */
+export interface PackDiscrepancy extends Omit<DiscrepancyRow, 'tenantId'> {
+  /** The version the source served (null for missing and expired). */
+  readonly sourceRaw: unknown;
+}
+
+/** Discrepancies recorded for entries created in [from, to), by id (detection order). */
+export async function* iterateDiscrepancies(
+  db: Session,
+  filter: PeriodFilter,
+  pageSize = 500,
+): AsyncGenerator<PackDiscrepancy> {
+  let after = 0;
+  for (;;) {
+    const { rows } = await sql<{
+      discrepancy_id: number | string;
+      entry_id: string;
+      kind: DiscrepancyKind;
+      detected_at: Date;
+      run_id: number | string;
+      entry_created_at: Date | null;
+      stored_sha256: string | null;
+      source_sha256: string | null;
+      source_raw: unknown;
+    }>`
+      select d.discrepancy_id, d.entry_id, d.kind, d.detected_at, d.run_id, d.entry_created_at,
+             d.stored_sha256, d.source_sha256, d.source_raw
+      from govtrail.source_discrepancy d
+      where d.tenant_id = ${filter.tenantId}
+        and d.entry_created_at >= ${filter.from} and d.entry_created_at < ${filter.to}
+        and d.discrepancy_id > ${after}
+      order by d.discrepancy_id
+      limit ${pageSize}`.execute(db);
+    for (const r of rows)
+      yield {
+        discrepancyId: Number(r.discrepancy_id),
+        entryId: r.entry_id,
+        kind: r.kind,
+        detectedAt: r.detected_at,
+        runId: Number(r.run_id),
+        entryCreatedAt: r.entry_created_at,
+        storedSha256: r.stored_sha256,
+        sourceSha256: r.source_sha256,
+        sourceRaw: r.source_raw,
+      };
+    const last = rows.at(-1);
+    if (rows.length < pageSize || last === undefined) return;
+    after = Number(last.discrepancy_id);
+  }
+}
+
+/** How many discrepancies are recorded for the tenant in all. */
+export async function countDiscrepancies(db: Session, tenantId: string): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`
+    select count(*) as n from govtrail.source_discrepancy where tenant_id = ${tenantId}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** created_at of the given entries, by entry id. */
+export async function findEntryTimes(
+  db: Session,
+  tenantId: string,
+  entryIds: readonly string[],
+): Promise<Map<string, Date>> {
+  if (entryIds.length === 0) return new Map();
+  const { rows } = await sql<{ entry_id: string; created_at: Date }>`
+    select entry_id, created_at from govtrail.history_entry
+    where tenant_id = ${tenantId} and entry_id = any(${[...entryIds]}::text[])`.execute(db);
+  return new Map(rows.map((r) => [r.entry_id, r.created_at]));
+}

@@ -1,0 +1,374 @@
+/**
+ * The batched write of what the source serves (sync.md S2, S12; integrity.md): the EntryWriter
+ * pipeline, which overlaps fetching, classifying and encoding with the database's writes.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { IdFilter } from '../core/id-filter.js';
+import { contentHash } from '../core/normalise/canonical.js';
+import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../core/normalise/depth.js';
+import { entryKeyOf, normaliseEntry } from '../core/normalise/entry.js';
+import type { NormalisedEntry } from '../core/normalise/types.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Session } from '../store/database.js';
+import {
+  type EncodedEntries,
+  encodeEntries,
+  findStoredVersions,
+  insertRejected,
+  joinEncodedEntries,
+  type RejectedInput,
+  type StoredVersion,
+  writeEncodedEntries,
+} from '../store/write/entries.js';
+import type { RunCounters } from '../store/write/runs.js';
+import { type ClassifiedBatch, classifyServed, type Served } from './classify-served.js';
+import type { FindingRecorder } from './finding-recorder.js';
+import type { InsertTracker, ServedVersion, TrackedWrite, WrittenBatch } from './run-types.js';
+import { groupServed, type ServedGroups } from './served.js';
+
+/** A batch taken from the pager: its served entries grouped by id, its rejects, its lookup queued. */
+interface SealedBatch {
+  readonly groups: ServedGroups<Served>;
+  readonly rejects: RejectedInput[];
+  /** What the database holds of the batch's ids, as of every batch but the previous one written. */
+  readonly stored: Promise<Map<string, StoredVersion>>;
+}
+
+/** A batch classified and encoded, ready to be written. */
+interface PreparedBatch {
+  readonly sealed: SealedBatch;
+  /** The entries to insert, by id (insertion order). */
+  readonly fresh: Map<string, NormalisedEntry>;
+  readonly encoded: EncodedEntries;
+  readonly rewritten: ServedVersion[];
+  readonly conflicting: ServedVersion[];
+  /** What the tracker writes with the batch's entries. */
+  readonly tracked: TrackedWrite | undefined;
+}
+
+/**
+ * Writes what the source serves, in batches: normalises each entry (keeping rejects), drops an id
+ * served twice with the same content, inserts what is not stored (one COPY per table, the hash
+ * chain continued), and compares each re-served stored entry with the store by content hash — a
+ * difference is recorded as `changed_at_source` (sync.md S12), the stored original untouched. What
+ * any run finds besides (integrity.md): a stored entry dated behind `checkpoint − lookback` is
+ * recorded as `backdated`, and an id served with another content in the same listing as
+ * `conflicting_ids` (the first copy stored, the other in the discrepancy row).
+ *
+ * A pipeline, so that govtrail and the database work at the same time instead of taking turns:
+ * while batch N is written (the database's work), batch N+1 is classified, hashed and encoded
+ * (govtrail's) and batch N+2 is fetched. The connection does one thing at a time, in the order of
+ * the `lane`: lookup(N+1) goes before write(N), so batch N+1's stored versions are known before
+ * write(N) starts; what that lookup cannot see yet — batch N's own entries — comes from batch N
+ * in memory. At most three batches are held: one filling, one prepared, one being written. A run
+ * on a tenant with no entries yet (a backfill) keeps the ids it stores in a fixed-size filter and
+ * asks the database only about those the filter cannot rule out: usually none, so no lookup.
+ */
+export class EntryWriter {
+  /** Oldest (created_at key, entry_id) among the inserted entries. */
+  oldestNew: { key: string; entryId: string } | undefined;
+  /** Ids found served with more than one content (once per batch they appear in). */
+  conflicting = 0;
+  private batch: Served[] = [];
+  private rejected: RejectedInput[] = [];
+  /** Batches sealed so far. */
+  private sealedBatches = 0;
+  /** The connection's work in order, chained: a failure ends it (every later step rejects). */
+  private lane: Promise<void> = Promise.resolve();
+  /** The batch sealed last, being prepared: its write is queued once the next batch's lookup is. */
+  private pending: Promise<PreparedBatch> | undefined;
+  /** The write queued last. */
+  private lastWrite: Promise<void> | undefined;
+  /** row_hash the next prepared batch chains from. */
+  private lastHash: Buffer | null;
+  /**
+   * For a tenant that had no entries when the run began: the ids this run prepared for storing, so
+   * that a batch asks the database only about those it might hold. Undefined: every id is asked.
+   */
+  private readonly storedByRun: IdFilter | undefined;
+
+  constructor(
+    private readonly o: {
+      readonly tenantId: string;
+      readonly runId: number;
+      readonly counters: RunCounters;
+      readonly logger: Logger;
+      readonly findings: FindingRecorder;
+      readonly lastHash: Buffer | null;
+      /** createdAt key behind which a newly stored entry is `backdated`; undefined: none is. */
+      readonly backdatedBefore: string | undefined;
+      readonly batchSize: number;
+      readonly tracker?: InsertTracker;
+    },
+  ) {
+    this.lastHash = o.lastHash;
+    // No row hash: the tenant has no rows, so what is stored is what this run stores.
+    this.storedByRun = o.lastHash === null ? new IdFilter() : undefined;
+  }
+
+  /**
+   * Called with each written batch, inside the transaction, before the next is written: what a
+   * kind of run adds to the write (reconcile classifies new entries and records the served ids).
+   */
+  onBatch: ((trx: Session, batch: WrittenBatch) => Promise<void>) | undefined;
+
+  /** Takes one page's raw entries; seals a batch once enough are waiting. */
+  async add(trx: Session, raws: readonly unknown[]): Promise<void> {
+    for (const raw of raws) {
+      // Hashing and storing recurse: an entry nested too deep for them is rejected, not a failed run.
+      if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {
+        this.rejectTooDeep(raw);
+        continue;
+      }
+      // Only the key now: most served entries of a reconcile (and of a sync's lookback window) are
+      // stored already, and need no more than a content hash.
+      const key = entryKeyOf(raw);
+      if (key !== undefined) this.batch.push({ raw, key });
+      else this.reject(raw);
+    }
+    if (this.batch.length + this.rejected.length >= this.nextBatchSize()) await this.seal(trx);
+  }
+
+  /**
+   * The size of the batch filling now: the first batches are smaller (FIRST_BATCH, then doubling up
+   * to batchSize), so that the database gets its first rows to write while the listing has barely
+   * begun instead of a full batch later (a batch is written once the next one is sealed).
+   */
+  private nextBatchSize(): number {
+    return Math.min(this.o.batchSize, FIRST_BATCH * 2 ** Math.min(this.sealedBatches, 16));
+  }
+
+  /** Writes what is left; call once the source is exhausted (or the stop rule ended paging). */
+  async finish(trx: Session): Promise<void> {
+    if (this.batch.length > 0 || this.rejected.length > 0) await this.seal(trx);
+    if (this.pending !== undefined) this.queueWrite(trx, this.pending);
+    this.pending = undefined;
+    await this.lane;
+  }
+
+  /** After a paging failure: let the connection's work in flight end before the transaction rolls back. */
+  async settle(): Promise<void> {
+    await this.pending?.catch(() => {});
+    await this.lane.catch(() => {});
+  }
+
+  private reject(raw: unknown): void {
+    this.rejected.push(this.rejection(raw));
+  }
+
+  /** A raw entry that cannot be stored as rows, logged, with the reason it is kept aside. */
+  private rejection(raw: unknown): RejectedInput {
+    const n = normaliseEntry(this.o.tenantId, raw);
+    const reason = n.ok ? 'entry could not be keyed' : n.reason;
+    this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
+    return { reason, raw };
+  }
+
+  private rejectTooDeep(raw: unknown): void {
+    const reason = tooDeepReason();
+    this.rejected.push({ reason, raw: pruneDeeperThan(raw) });
+    this.o.logger.warn({ reason }, 'entry rejected: kept in govtrail.rejected_entry');
+  }
+
+  /** Runs `step` on the connection after everything queued before it; a failure ends the lane. */
+  private queue<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.lane.then(step);
+    this.lane = done.then(() => {});
+    // Awaited later (by the step's consumer, by finish or settle): not unhandled meanwhile.
+    done.catch(() => {});
+    this.lane.catch(() => {});
+    return done;
+  }
+
+  /**
+   * Takes the waiting batch: queues its lookup, then the write of the batch before it, and starts
+   * preparing it. Waits first for the write before that one, so that memory stays bounded.
+   */
+  private async seal(trx: Session): Promise<void> {
+    this.sealedBatches++;
+    if (this.lastWrite !== undefined) await this.lastWrite;
+    const entries = this.batch;
+    const rejects = this.rejected;
+    this.batch = [];
+    this.rejected = [];
+    // The same entry may be served twice (on two pages, or twice in one page): the first copy is
+    // stored or compared; another copy with other content is a conflicting version, kept.
+    const groups = groupServed(entries);
+    const ids = this.idsToLookUp(groups);
+    const stored =
+      ids.length === 0
+        ? Promise.resolve(new Map())
+        : this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
+    const previous = this.pending;
+    if (previous !== undefined) this.queueWrite(trx, previous);
+    const prepared = this.prepare({ groups, rejects, stored }, previous);
+    prepared.catch(() => {});
+    this.pending = prepared;
+  }
+
+  /**
+   * The batch's ids the database may hold: all of them, or, for a tenant that began the run empty,
+   * those the run's filter cannot rule out. The filter holds every batch prepared before the
+   * previous one (sealing waited for that one's write, hence for its preparation); the previous
+   * batch is looked up in memory.
+   */
+  private idsToLookUp(groups: ServedGroups<Served>): string[] {
+    const filter = this.storedByRun;
+    const ids = [...groups.first.keys()];
+    return filter === undefined ? ids : ids.filter((id) => filter.mightHold(id));
+  }
+
+  private queueWrite(trx: Session, prepared: Promise<PreparedBatch>): void {
+    this.lastWrite = this.queue(async () => this.write(trx, await prepared));
+  }
+
+  /**
+   * Classifies a sealed batch against what is stored (the database's answer, and the previous
+   * batch, which that answer cannot hold yet), normalises and encodes what is new, chained on the
+   * previous batch's last row hash.
+   */
+  private async prepare(
+    sealed: SealedBatch,
+    previous: Promise<PreparedBatch> | undefined,
+  ): Promise<PreparedBatch> {
+    const before = previous === undefined ? undefined : await previous;
+    const inDatabase = await sealed.stored;
+    const { tenantId, runId } = this.o;
+    const heldVersion = (id: string): StoredVersion | undefined => {
+      const held = inDatabase.get(id);
+      if (held !== undefined) return held;
+      const written = before?.fresh.get(id);
+      return written === undefined ? undefined : { contentHash: contentHash(written.entry.raw), runId };
+    };
+    // In slices, as encoding is: the write in flight must not wait for a whole batch's classifying
+    // (normalising each new entry, hashing each held one) to read the database's replies.
+    const classified: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
+    await inSlices([...sealed.groups.first.values()], (slice) =>
+      classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified),
+    );
+    // Kept with this batch: the batch filling now may already be the last one sealed.
+    for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));
+    const fresh = new Map<string, NormalisedEntry>();
+    for (const e of classified.fresh) {
+      fresh.set(e.entry.entryId, e);
+      this.storedByRun?.add(e.entry.entryId);
+    }
+    const { encoded, tracked } = await this.encodeInSlices(classified.fresh);
+    return {
+      sealed,
+      fresh,
+      encoded,
+      rewritten: classified.rewritten,
+      conflicting: classified.conflicting,
+      tracked,
+    };
+  }
+
+  /**
+   * Encodes new entries (hash chain continued) and hands them to the tracker, a slice at a time
+   * with a turn of the event loop between slices: a whole batch at once would hold the loop for
+   * tens of milliseconds, during which the write in flight sends nothing more (the database idles
+   * once it has read what the socket holds) and the pager's next request waits.
+   */
+  private async encodeInSlices(
+    entries: readonly NormalisedEntry[],
+  ): Promise<{ encoded: EncodedEntries; tracked: PreparedBatch['tracked'] }> {
+    const parts: EncodedEntries[] = [];
+    const tracker = this.o.tracker;
+    await inSlices(entries, (slice) => {
+      const part = encodeEntries(this.o.runId, slice, this.lastHash);
+      this.lastHash = part.lastHash;
+      parts.push(part);
+      if (slice.length > 0) tracker?.inserted(slice);
+    });
+    return { encoded: joinEncodedEntries(parts), tracked: tracker?.takeWrite() };
+  }
+
+  /** Stores a prepared batch and what it found, on the connection, in the lane's turn. */
+  private async write(trx: Session, batch: PreparedBatch): Promise<void> {
+    const { tenantId, runId, counters } = this.o;
+    const fresh = [...batch.fresh.values()];
+    counters.entriesInserted += await writeEncodedEntries(trx, batch.encoded, batch.tracked?.copies);
+    batch.tracked?.written();
+    this.noteFresh(fresh);
+    counters.entriesRejected += await insertRejected(trx, tenantId, runId, batch.sealed.rejects);
+    const backdated = await this.recordFindings(trx, batch, fresh);
+    await this.onBatch?.(trx, {
+      served: [...batch.sealed.groups.first.values()].map((e) => e.key),
+      fresh,
+      backdated,
+    });
+  }
+
+  /** Counts and logs the warnings of entries just stored, and keeps the oldest of them. */
+  private noteFresh(fresh: readonly NormalisedEntry[]): void {
+    const { counters, logger } = this.o;
+    for (const e of fresh) {
+      counters.warnings += e.warnings.length;
+      if (e.warnings.length > 0)
+        logger.warn({ entryId: e.entry.entryId, warnings: e.warnings }, 'entry stored with warnings');
+      const k = { key: e.entry.createdAtKey, entryId: e.entry.entryId };
+      const o = this.oldestNew;
+      if (o === undefined || k.key < o.key || (k.key === o.key && k.entryId < o.entryId)) this.oldestNew = k;
+    }
+  }
+
+  /** Records a written batch's rewritten, backdated and conflicting entries; returns how many were backdated. */
+  private async recordFindings(
+    trx: Session,
+    batch: PreparedBatch,
+    fresh: readonly NormalisedEntry[],
+  ): Promise<number> {
+    const { counters, logger } = this.o;
+    const { rewritten, conflicting } = batch;
+    if (rewritten.length > 0) {
+      counters.entriesChanged += rewritten.length;
+      logger.warn(
+        { entries: rewritten.map((r) => r.served.entry.entryId).slice(0, 20), count: rewritten.length },
+        'the source serves stored entries with different content: recorded as changed_at_source',
+      );
+      await this.o.findings.rewritten(trx, rewritten);
+    }
+    const backdated = this.findBackdated(fresh);
+    if (backdated.length > 0) {
+      logger.warn(
+        { entries: backdated.map((e) => e.entry.entryId).slice(0, 20), count: backdated.length },
+        'the source serves entries dated behind checkpoint - lookback: stored, and recorded as backdated',
+      );
+      await this.o.findings.backdated(trx, backdated);
+    }
+    if (conflicting.length > 0) {
+      const ids = new Set(conflicting.map((c) => c.served.entry.entryId));
+      this.conflicting += ids.size;
+      logger.warn(
+        { entries: [...ids].slice(0, 20), count: ids.size },
+        'the source serves one id with different contents: both kept, recorded as conflicting_ids',
+      );
+      await this.o.findings.conflicting(trx, conflicting);
+    }
+    return backdated.length;
+  }
+
+  /** The entries just stored that are dated behind `checkpoint − lookback`. */
+  private findBackdated(fresh: readonly NormalisedEntry[]): NormalisedEntry[] {
+    const before = this.o.backdatedBefore;
+    return before === undefined ? [] : fresh.filter((e) => e.entry.createdAtKey < before);
+  }
+}
+
+/** Entries of a run's first batch; each next one is twice as large, up to the batch size. */
+const FIRST_BATCH = 250;
+
+/** Entries classified or encoded between two turns of the event loop (about 10 ms of work). */
+const PREPARE_SLICE = 250;
+
+/**
+ * `each` over `items` a slice of PREPARE_SLICE at a time (once with none when there are none), a
+ * turn of the event loop before each: pending I/O callbacks (the write's replies) run between them.
+ */
+async function inSlices<T>(items: readonly T[], each: (slice: readonly T[]) => void): Promise<void> {
+  for (let i = 0; i === 0 || i < items.length; i += PREPARE_SLICE) {
+    await nextTurn();
+    each(items.slice(i, i + PREPARE_SLICE));
+  }
+}

@@ -1,0 +1,480 @@
+/**
+ * The life of one run (sync.md "One run"; integrity.md): the tenant lock and the ledger row around
+ * one transaction, in which the kind's sequence pages the source through the entry writer
+ * (`pageAndWrite`), then the change step, the findings' alerts, the checkpoint and the ledger's
+ * close. run.ts (sync) and reconcile.ts are sequences handed to `executeRun`; a new kind of run is
+ * one more short sequence.
+ */
+import { toGovtrailError } from '../core/errors.js';
+import { lookbackBound, storedKey } from '../core/stop-rule.js';
+import type { HistoryPage } from '../core/wire.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Session } from '../store/database.js';
+import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
+import { findLastRowHash, findNewestEntry } from '../store/write/entries.js';
+import {
+  type Checkpoint,
+  discardRun,
+  failOrphanedRuns,
+  findSucceededInSlot,
+  finishRun,
+  hasSucceededBefore,
+  type ReconcileLedger,
+  type RunCounters,
+  type RunKind,
+  readCheckpoint,
+  recordSkippedRun,
+  startRun,
+  tryLockTenant,
+  unlockTenant,
+  writeCheckpoint,
+} from '../store/write/runs.js';
+import { EntryWriter } from './entry-writer.js';
+import { FindingRecorder } from './finding-recorder.js';
+import {
+  emptyCounters,
+  type InsertTracker,
+  type IntegrityCounts,
+  type RunOptions,
+  type RunSummary,
+} from './run-types.js';
+
+/** The state of one run inside its transaction, handed to the sequence of a kind of run. */
+export interface RunContext {
+  readonly trx: Session;
+  readonly options: RunOptions;
+  readonly tenantId: string;
+  readonly runId: number;
+  readonly checkpoint: Checkpoint | undefined;
+  readonly isBackfill: boolean;
+  readonly logger: Logger;
+  readonly counters: RunCounters;
+  readonly writer: EntryWriter;
+  readonly findings: FindingRecorder;
+}
+
+/** What the sequence of a kind of run returns to the shared tail. */
+export interface SequenceResult {
+  readonly stopReason: 'checkpoint' | 'end_of_history';
+  readonly reconcile?: ReconcileLedger;
+}
+
+/**
+ * ANALYZE, once the run committed, of the tables whose statistics its changes made stale
+ * (store/statistics.ts decides which, from the size of the change relative to the table: a
+ * backfill into empty tables always, a small tenant's backfill into a large store not). Best
+ * effort: a failure is logged, the run stands.
+ */
+async function refreshStatistics(
+  session: Session,
+  tables: readonly AnalyzedTable[],
+  logger: Logger,
+): Promise<void> {
+  if (tables.length === 0) return;
+  const started = Date.now();
+  try {
+    await analyzeTables(session, tables);
+    logger.debug({ ms: Date.now() - started, tables }, 'table statistics refreshed');
+  } catch (err) {
+    logger.warn(
+      { err },
+      'could not refresh table statistics (ANALYZE); queries may plan badly until autovacuum does',
+    );
+  }
+}
+
+/**
+ * Runs one run of a kind for one tenant: takes the tenant's advisory lock (busy → a `skipped`
+ * ledger row), opens the ledger row, and in one transaction runs `sequence`, then the change step,
+ * the findings' alerts, the checkpoint (the newest stored entry by (created_at, entry_id)) and the
+ * ledger's close. Never throws for a failed run: the summary carries the error, and the ledger row
+ * records it (the transaction rolled back, so nothing the run wrote remains).
+ */
+export async function executeRun(
+  kind: RunKind,
+  options: RunOptions,
+  sequence: (ctx: RunContext) => Promise<SequenceResult>,
+): Promise<RunSummary> {
+  const { database, tenantId } = options;
+  const started = Date.now();
+  const summary = (s: PartialSummary): RunSummary => ({
+    kind,
+    tenantId,
+    ...s,
+    durationMs: Date.now() - started,
+    historyRequests: options.source.stats.historyRequests,
+  });
+
+  return database.withSession(async (session) => {
+    if (!(await tryLockTenant(session, tenantId))) return summary(await skipRun(session, kind, options));
+    const run: RunState = {
+      kind,
+      runId: 0,
+      checkpointBefore: null,
+      isBackfill: false,
+      counters: emptyCounters(),
+    };
+    try {
+      const done = await findDoneInSlot(session, kind, options);
+      if (done !== undefined) return summary(done);
+      const { checkpoint, logger } = await openRun(session, options, run);
+      const result = await session
+        .transaction()
+        .execute((trx) => runInTransaction(trx, options, run, checkpoint, logger, sequence));
+
+      await refreshStatistics(session, result.stale, logger);
+      logger.info(
+        { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
+        `${kind} succeeded`,
+      );
+      return summary({
+        runId: run.runId,
+        status: 'succeeded',
+        isBackfill: run.isBackfill,
+        counters: run.counters,
+        stopReason: result.stopReason,
+        checkpointBefore: run.checkpointBefore,
+        checkpointAfter: result.checkpointAfter,
+        alerts: result.alerts,
+        fieldChanges: result.fieldChanges,
+        findings: result.findings,
+        ...(result.integrity !== undefined ? { integrity: result.integrity } : {}),
+      });
+    } catch (err) {
+      return summary(await closeFailedRun(session, options, run, err));
+    } finally {
+      await unlockTenant(session, tenantId).catch(() => {});
+    }
+  });
+}
+
+/** A run as far as it got: filled in step by step, so that a failure records what is known. */
+interface RunState {
+  readonly kind: RunKind;
+  /** 0 until the ledger row exists. */
+  runId: number;
+  checkpointBefore: string | null;
+  isBackfill: boolean;
+  readonly counters: RunCounters;
+}
+
+/** What the run's transaction gives the summary. */
+interface TransactionResult {
+  readonly stale: readonly AnalyzedTable[];
+  readonly stopReason: 'checkpoint' | 'end_of_history';
+  readonly checkpointAfter: string | null;
+  readonly alerts: number;
+  readonly fieldChanges: number;
+  readonly findings: number;
+  readonly integrity?: IntegrityCounts;
+}
+
+type PartialSummary = Omit<RunSummary, 'kind' | 'tenantId' | 'durationMs' | 'historyRequests'>;
+
+/**
+ * Another process holds the tenant's lock: a `skipped` ledger row (none for an engine attempt,
+ * which is tried again later).
+ */
+async function skipRun(session: Session, kind: RunKind, options: RunOptions): Promise<PartialSummary> {
+  const { tenantId } = options;
+  const runId =
+    options.engineAttempt !== undefined
+      ? 0
+      : await recordSkippedRun(session, tenantId, options.trigger, kind);
+  options.logger.info(
+    { tenant: tenantId, runId, kind },
+    `another process is working on this tenant; ${kind} skipped`,
+  );
+  return notRun(runId);
+}
+
+/** The summary of a run that did not run: nothing read, nothing written. */
+function notRun(runId: number): PartialSummary {
+  return {
+    runId,
+    status: 'skipped',
+    isBackfill: false,
+    counters: emptyCounters(),
+    stopReason: null,
+    checkpointBefore: null,
+    checkpointAfter: null,
+    alerts: 0,
+    fieldChanges: 0,
+    findings: 0,
+  };
+}
+
+/**
+ * A retried job attempt whose slot already has a successful run of its kind (an earlier attempt
+ * committed and lost its replica before the job was closed): nothing to run again. Looked up under
+ * the tenant lock, so no run of the slot can be committing meanwhile.
+ */
+async function findDoneInSlot(
+  session: Session,
+  kind: RunKind,
+  options: RunOptions,
+): Promise<PartialSummary | undefined> {
+  const attempt = options.engineAttempt;
+  if (attempt?.retry === true && attempt.slot !== undefined) {
+    const done = await findSucceededInSlot(session, options.tenantId, kind, attempt.slot);
+    if (done !== undefined) {
+      options.logger.info(
+        { tenant: options.tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
+        `${kind} of this slot already succeeded (its job was not closed); not run again`,
+      );
+      return { ...notRun(done), alreadyDone: true };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Opens the ledger row, outside the run's transaction so that a failure can still close it: runs a
+ * dead process left unfinished are closed first, then the checkpoint is read and the run started.
+ */
+async function openRun(
+  session: Session,
+  options: RunOptions,
+  run: RunState,
+): Promise<{ checkpoint: Checkpoint | undefined; logger: Logger }> {
+  const { tenantId, logger: rootLogger } = options;
+  const orphans = await failOrphanedRuns(session, tenantId);
+  if (orphans > 0)
+    rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
+  const checkpoint = await readCheckpoint(session, tenantId);
+  run.checkpointBefore = checkpoint?.entryId ?? null;
+  run.isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
+  run.runId = await startRun(
+    session,
+    tenantId,
+    options.trigger,
+    run.checkpointBefore,
+    run.kind,
+    options.engineAttempt?.slot,
+  );
+  const logger = rootLogger.child({ tenant: tenantId, runId: run.runId });
+  logger.info(
+    {
+      kind: run.kind,
+      checkpoint: run.checkpointBefore,
+      backfill: checkpoint === undefined,
+      lookbackMs: options.lookbackMs,
+    },
+    `${run.kind} started`,
+  );
+  return { checkpoint, logger };
+}
+
+/**
+ * Everything the run stores, in its one transaction: the kind's sequence (which writes the
+ * entries), the change step, the checkpoint and the ledger's close.
+ */
+async function runInTransaction(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  checkpoint: Checkpoint | undefined,
+  logger: Logger,
+  sequence: (ctx: RunContext) => Promise<SequenceResult>,
+): Promise<TransactionResult> {
+  const { tenantId } = options;
+  const { runId, counters, checkpointBefore } = run;
+  const { ctx, tracker } = await startWriting(trx, options, run, checkpoint, logger);
+  const { writer, findings } = ctx;
+  const { stopReason, reconcile } = await sequence(ctx);
+  counters.warnings += counters.entriesRejected;
+  counters.httpRetries = options.source.stats.retries;
+
+  const after = await changeStep(trx, options, run, writer, tracker, logger);
+  const checkpointAfter = (await advanceCheckpoint(trx, tenantId, runId)) ?? checkpointBefore;
+  await finishRun(trx, runId, {
+    status: 'succeeded',
+    counters,
+    checkpointAfter,
+    stopReason,
+    reconcile,
+  });
+  // Decided here, where this transaction's own changes are still countable.
+  const stale = counters.entriesInserted > 0 ? await staleTables(trx, logger) : [];
+  return {
+    stale,
+    stopReason,
+    checkpointAfter,
+    alerts: after.alerts + findings.alerts,
+    fieldChanges: after.fieldChanges,
+    findings: findings.recorded,
+    ...(reconcile !== undefined ? { integrity: reconcile } : {}),
+  };
+}
+
+/** The run's writer, finding recorder and change tracker, inside the transaction: the context the sequence runs in. */
+async function startWriting(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  checkpoint: Checkpoint | undefined,
+  logger: Logger,
+): Promise<{ ctx: RunContext; tracker: InsertTracker | undefined }> {
+  const { tenantId } = options;
+  const { runId, isBackfill, counters } = run;
+  const lastHash = await findLastRowHash(trx, tenantId);
+  const tracker = options.changes?.track?.({
+    tenantId,
+    runId,
+    isBackfill,
+    tenantWasEmpty: lastHash === null,
+    logger,
+  });
+  const findings = new FindingRecorder(tenantId, runId, options.changes);
+  const writer = new EntryWriter({
+    tenantId,
+    runId,
+    counters,
+    logger,
+    findings,
+    lastHash,
+    // Served-not-stored entries older than this no incremental run was meant to pick up.
+    backdatedBefore: checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),
+    batchSize: options.batchSize ?? 2000,
+    ...(tracker !== undefined ? { tracker } : {}),
+  });
+  const ctx: RunContext = {
+    trx,
+    options,
+    tenantId,
+    runId,
+    checkpoint,
+    isBackfill,
+    logger,
+    counters,
+    writer,
+    findings,
+  };
+  return { ctx, tracker };
+}
+
+/** The change step (field changes, alerts) over the run's new entries, in the run's transaction. */
+async function changeStep(
+  trx: Session,
+  options: RunOptions,
+  run: RunState,
+  writer: EntryWriter,
+  tracker: InsertTracker | undefined,
+  logger: Logger,
+): Promise<{ alerts: number; fieldChanges: number }> {
+  if (options.changes === undefined) return { alerts: 0, fieldChanges: 0 };
+  return options.changes.after(trx, {
+    tenantId: options.tenantId,
+    runId: run.runId,
+    isBackfill: run.isBackfill,
+    inserted: run.counters.entriesInserted,
+    oldestNew: writer.oldestNew,
+    tracker,
+    logger,
+  });
+}
+
+/**
+ * A failed run: the transaction rolled back, so nothing it wrote remains. The failure is recorded
+ * on its own, or, for an engine attempt that will be retried, its ledger row is removed.
+ */
+async function closeFailedRun(
+  session: Session,
+  options: RunOptions,
+  run: RunState,
+  err: unknown,
+): Promise<PartialSummary> {
+  const { tenantId, logger: rootLogger } = options;
+  const { kind, runId, counters, checkpointBefore } = run;
+  const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
+  counters.httpRetries = options.source.stats.retries;
+  rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
+  // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
+  const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
+  if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {
+    await discardRun(session, runId).catch((e: unknown) =>
+      rootLogger.error({ err: e }, 'could not discard the attempt to be retried'),
+    );
+  } else if (runId !== 0) {
+    await finishRun(session, runId, {
+      status: 'failed',
+      counters: failed,
+      checkpointAfter: checkpointBefore,
+      stopReason: null,
+      errorCode: error.code,
+      errorMessage: error.message.slice(0, 2000),
+    }).catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
+  }
+  return {
+    runId,
+    status: 'failed',
+    isBackfill: run.isBackfill,
+    counters: failed,
+    stopReason: null,
+    checkpointBefore,
+    checkpointAfter: checkpointBefore,
+    alerts: 0,
+    fieldChanges: 0,
+    findings: 0,
+    error,
+  };
+}
+
+/**
+ * Pages the history newest first and writes every page through the run's writer, until the
+ * listing ends or `stopAfter` says a page is the last one needed. Returns why paging stopped.
+ */
+export async function pageAndWrite(
+  ctx: RunContext,
+  stopAfter?: (page: HistoryPage) => boolean,
+): Promise<'checkpoint' | 'end_of_history'> {
+  const { options, counters, writer, trx } = ctx;
+  try {
+    for await (const page of options.source.listHistory({
+      pageSize: options.pageSize,
+      maxPages: options.maxPages,
+      ...(stopAfter !== undefined ? { stopAfter } : {}),
+    })) {
+      counters.pagesFetched++;
+      counters.entriesFetched += page.entries.length;
+      await writer.add(trx, page.entries);
+      options.onProgress?.({
+        pages: counters.pagesFetched,
+        entries: counters.entriesFetched,
+        inserted: counters.entriesInserted,
+      });
+      if (stopAfter?.(page) === true) {
+        await writer.finish(trx);
+        return 'checkpoint';
+      }
+    }
+  } catch (err) {
+    // Nothing may run after ROLLBACK: let a write in flight finish first.
+    await writer.settle();
+    throw err;
+  }
+  await writer.finish(trx);
+  return 'end_of_history';
+}
+
+/**
+ * Moves the checkpoint to the newest stored entry — by (created_at, entry_id), never "the last one
+ * seen" — and returns its id (undefined while the tenant has no entries).
+ */
+async function advanceCheckpoint(trx: Session, tenantId: string, runId: number): Promise<string | undefined> {
+  const newest = await findNewestEntry(trx, tenantId);
+  if (newest === undefined) return undefined;
+  await writeCheckpoint(trx, tenantId, {
+    entryId: newest.entryId,
+    createdAt: newest.createdAt,
+    createdAtKey: storedKey(newest),
+    runId,
+  });
+  return newest.entryId;
+}
+
+/** Errors raised by PostgreSQL (pg and PGlite both report a severity and an SQLSTATE code). */
+function isDatabaseError(err: unknown): boolean {
+  const e = err as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code);
+}
