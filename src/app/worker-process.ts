@@ -13,6 +13,9 @@ import { schedulableTenants, syncTenantRegistry } from '../store/write/tenant-re
 import type { CommandContext } from './context.js';
 import { startWorkerService, type WorkerService } from './worker.js';
 
+/** A signal repeated within this window is the same interruption delivered twice, not a second one. */
+export const REPEAT_WINDOW_MS = 250;
+
 export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean }): Promise<void> {
   const { config, logger } = ctx;
   if (config.tenants.length === 0) {
@@ -49,7 +52,12 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
 
   await new Promise<void>((resolve) => {
     let signalled = false;
+    let firstAt = 0;
     const onSignal = (signal: NodeJS.Signals) => {
+      // One interruption often arrives twice within milliseconds: to the whole process group (a
+      // terminal's Ctrl-C, `timeout -s INT`) and forwarded by a parent that got it too (npm
+      // start). Only a signal sent again later is the operator insisting.
+      if (signalled && Date.now() - firstAt < REPEAT_WINDOW_MS) return;
       if (signalled) {
         // The operator insists: no more waiting. Locks go with the connections.
         logger.warn({ signal }, 'second signal: exiting now');
@@ -57,6 +65,7 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
         process.exit(130);
       }
       signalled = true;
+      firstAt = Date.now();
       logger.info(
         { signal, graceMs: config.shutdownGraceMs },
         'shutting down: no new runs; a second signal exits at once',
