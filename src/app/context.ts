@@ -82,7 +82,7 @@ export function createContext(
       // Which database a command reads is not obvious (DATABASE_URL, .env, GOVTRAIL_DATA_DIR, the
       // working directory): on a terminal every command names it, password masked. Off a terminal
       // nothing is added, so that piped output stays what the command prints.
-      if (process.stderr.isTTY === true)
+      if (options.announce !== false && process.stderr.isTTY === true)
         process.stderr.write(`govtrail: database: ${database.description}\n`);
       if (options.existing === true && config.databaseUrl !== undefined) {
         try {
