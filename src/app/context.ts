@@ -144,6 +144,8 @@ function configWarningsOrNone(env: NodeJS.ProcessEnv): string[] {
  */
 export function checkEmbeddedExists(dir: string): void {
   if (existsSync(path.join(dir, 'pgdata', 'PG_VERSION'))) return;
+  // A file there is the same setting to fix as for a command that writes.
+  if (existsSync(dir) && !statSync(dir).isDirectory()) checkDataDir(dir);
   throw new ConfigError(
     'GOVTRAIL_DATA_DIR',
     `no embedded database in ${dir}: run govtrail demo or govtrail sync first, run from the directory that holds .govtrail, or set DATABASE_URL`,
