@@ -96,7 +96,7 @@ describe('mistakes of the first hour', () => {
       'govtrail: warning: GOVTRAIL_CLIENT_SECERT is not a govtrail setting: ignored (did you mean GOVTRAIL_CLIENT_SECRET?)\n' +
         'govtrail: GOVTRAIL_CLIENT_SECRET: is required (or GOVTRAIL_CLIENT_SECRET_FILE)\n',
     );
-  });
+  }, 60_000);
 
   it('a misspelt key of a tenant in the file names the key meant', async () => {
     const cwd = tempDir();
@@ -110,5 +110,5 @@ describe('mistakes of the first hour', () => {
     expect(r.stderr).toBe(
       `govtrail: GOVTRAIL_CONFIG: ${file}: tenants[0]: page_sise (did you mean page_size?): not a key of a tenant\n`,
     );
-  });
+  }, 60_000);
 });
