@@ -288,6 +288,33 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [REGISTRY],
   },
   {
+    name: 'registers-failed-first-run',
+    breaks:
+      'scaling.md, tenant registry (Loading): sync registers a configured tenant before its first run succeeded, so a mistyped base URL leaves an active tenant',
+    patches: [
+      {
+        file: 'src/app/active-tenants.ts',
+        find: 'selectSchedulable(db, tenants, { register: false })',
+        replace: 'selectSchedulable(db, tenants)',
+      },
+    ],
+    tests: [REGISTRY],
+  },
+  {
+    name: 'interrupted-sync-left-running',
+    breaks:
+      'sync.md step 2 (Close orphans): Ctrl-C during govtrail sync does not abort its runs, which finish (or stay running) instead of rolling back and closing as ABORTED',
+    patches: [
+      {
+        file: 'src/commands/sync.ts',
+        find: `            onProgress,
+            signal: interrupt.signal,`,
+        replace: `            onProgress,`,
+      },
+    ],
+    tests: ['test/integration/sync-interrupt.test.ts'],
+  },
+  {
     name: 'reload-reenables-tenant',
     breaks:
       'docs/design/scaling.md "The tenant registry": a configuration reload re-enables a tenant an operator disabled',
@@ -780,7 +807,7 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/app/context.ts',
-        find: 'if (config.databaseUrl === undefined) checkDataDir(config.dataDir);',
+        find: 'else checkDataDir(config.dataDir);',
         replace: '',
       },
     ],

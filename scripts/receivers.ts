@@ -229,7 +229,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `receivers up: HTTP ${base} (PagerDuty /v2/enqueue, Teams /teams, HEC /services/collector/event), ` +
       `syslog tcp://127.0.0.1:${syslog}, SMTP localhost:${smtp} (STARTTLS)\n` +
-      `config written: ${configFile}\n  GOVTRAIL_CONFIG=${path.relative(process.cwd(), configFile)} npx govtrail demo\n`,
+      `config written: ${configFile}\n  GOVTRAIL_CONFIG=${path.relative(process.cwd(), configFile)} ./govtrail demo\n`,
   );
   const stop = () => {
     process.stdout.write(

@@ -119,7 +119,7 @@ export const COMMANDS: readonly CommandEntry[] = [
       'links, exporter health, and source integrity (the last reconcile: entries verified, coverage, ' +
       'discrepancies). Lists the alerts of the period, and what the rules find in history a backfill ' +
       'stored (the first run raises one digest instead of per-change alerts), marked as found by ' +
-      'backfill. Opens offline and prints. Default period: the 90 days up to now.',
+      'backfill. Opens offline and prints. Default period: from 90 days before the newest stored change (or before now, if sooner) up to now.',
     load: async () => (await import('./commands/report.js')).reportCommand(),
   },
   {

@@ -8,7 +8,8 @@ import type { Config, TenantConfig } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import type { Session } from '../store/database.js';
 import { tenantsOfGroup } from '../store/write/tenant-groups.js';
-import { selectSchedulable } from '../store/write/tenant-registry.js';
+import { registerTenants, selectSchedulable } from '../store/write/tenant-registry.js';
+import type { RunSummary } from '../sync/run-types.js';
 import { resolveTenant } from './resolve-tenant.js';
 
 /** `--tenant NAME` / `--group G` as commander hands them over. */
@@ -59,10 +60,15 @@ export async function runnableTenants(
 ): Promise<readonly TenantConfig[]> {
   checkSelection(selection);
   const configured = selectTenants(config, selection.tenant);
-  let { schedulable, held } = await selectSchedulable(db, configured);
+  // Not registered here: a tenant is registered once its first run succeeded (registerSucceeded).
+  let { schedulable, held } = await selectSchedulable(db, configured, { register: false });
   if (selection.group !== undefined) {
     const group = selection.group;
-    const members = new Set(await tenantsOfGroup(db, group));
+    // Members in the registry, and configured tenants not registered yet that the file puts in it.
+    const members = new Set([
+      ...(await tenantsOfGroup(db, group)),
+      ...configured.filter((t) => t.groups?.includes(group) === true).map((t) => t.name),
+    ]);
     if (!configured.some((t) => members.has(t.name))) {
       throw new GovtrailError(
         'USAGE',
@@ -95,4 +101,21 @@ export async function storedTenants(db: Session, selection: TenantSelection): Pr
     );
   }
   return members;
+}
+
+/**
+ * Registers the tenants whose run succeeded and that were not registered yet. A tenant whose first
+ * run failed (a mistyped base URL, a wrong secret) is not registered: it would otherwise stay in
+ * `tenants list` as active until retired. Its failed run stays in the ledger.
+ */
+export async function registerSucceeded(
+  db: Session,
+  tenants: readonly TenantConfig[],
+  summaries: readonly RunSummary[],
+): Promise<void> {
+  const succeeded = new Set(summaries.filter((s) => s.status === 'succeeded').map((s) => s.tenantId));
+  await registerTenants(
+    db,
+    tenants.filter((t) => succeeded.has(t.name)),
+  );
 }

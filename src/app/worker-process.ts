@@ -13,14 +13,22 @@ import { schedulableTenants, syncTenantRegistry } from '../store/write/tenant-re
 import type { CommandContext } from './context.js';
 import { startWorkerService, type WorkerService } from './worker.js';
 
-export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean }): Promise<void> {
-  const { config, logger } = ctx;
+/** A signal repeated within this window is the same interruption delivered twice, not a second one. */
+export const REPEAT_WINDOW_MS = 250;
+
+/** The worker needs a tenant to run: refused before anything starts. */
+function requireTenants(config: CommandContext['config']): void {
   if (config.tenants.length === 0) {
     throw new ConfigError(
       'GOVTRAIL_CLIENT_ID',
       'no tenant is configured: set GOVTRAIL_CLIENT_ID and GOVTRAIL_CLIENT_SECRET, or list tenants in GOVTRAIL_CONFIG (try `govtrail demo` for the sandbox)',
     );
   }
+}
+
+export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean }): Promise<void> {
+  const { config, logger } = ctx;
+  requireTenants(config);
   // SIGHUP is handled from the first moment (Node's default for it is to exit): a HUP during
   // start-up is kept and served once the service runs; HUPs that come while a reload runs are
   // folded into one more reload.
@@ -73,7 +81,12 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
 
   await new Promise<void>((resolve) => {
     let signalled = false;
+    let firstAt = 0;
     const onSignal = (signal: NodeJS.Signals) => {
+      // One interruption often arrives twice within milliseconds: to the whole process group (a
+      // terminal's Ctrl-C, `timeout -s INT`) and forwarded by a parent that got it too (npm
+      // start). Only a signal sent again later is the operator insisting.
+      if (signalled && Date.now() - firstAt < REPEAT_WINDOW_MS) return;
       if (signalled) {
         // The operator insists: no more waiting. Locks go with the connections.
         logger.warn({ signal }, 'second signal: exiting now');
@@ -82,6 +95,7 @@ export async function runWorker(ctx: CommandContext, opts: { initialRun: boolean
       }
       signalled = true;
       stopping = true;
+      firstAt = Date.now();
       logger.info(
         { signal, graceMs: config.shutdownGraceMs },
         'shutting down: no new runs; a second signal exits at once',

@@ -142,7 +142,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const tenants: TenantScope = { configured, scheduled: await list(configured), list };
   // One agent for every run: keep-alive connections and TLS sessions survive from slot to slot.
   const agent: Agent = createHttpAgent(config.http);
-  const alerting = createAlerting(config, logger, database);
+  // The alert sinks and the runs bind their own component (alerts, tenant-api): given the
+  // worker's child, their lines would carry "component" twice.
+  const alerting = createAlerting(config, options.logger, database);
   // After every run that stored entries, an anchor of the tenant's chain (GOVTRAIL_ANCHOR_DIR).
   const anchorer = createRunAnchorer(config, database, logger);
   let worker: Engine | undefined;
@@ -202,11 +204,11 @@ function runOptions(
   signal: AbortSignal,
   engineAttempt: Required<EngineAttempt>,
 ): TenantRunOptions {
-  const { database, config, logger, agent, alerting, metrics } = shared;
+  const { database, config, agent, alerting, metrics } = shared;
   return {
     database,
     config,
-    logger,
+    logger: shared.options.logger,
     tenant,
     trigger: 'schedule',
     dispatcher: agent,

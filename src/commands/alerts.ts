@@ -221,7 +221,7 @@ async function listAlerts(opts: ListOptions): Promise<void> {
   const { resolveTenant } = await import('../app/resolve-tenant.js');
   const { findRecentAlerts } = await import('../store/read/recent.js');
   const ctx = createContext();
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     // A tenant named but never stored is a usage error (exit 2), as in every other command.
     if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);

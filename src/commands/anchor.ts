@@ -68,7 +68,7 @@ export function anchorCommand(): Command {
         );
       registerSecret(ctx.config.anchorSigningKey);
       const key = anchorSigningKey(ctx.config.anchorSigningKey);
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const stored = await database.withSession(listTenants);
         if (opts.tenant !== undefined && !stored.includes(opts.tenant))

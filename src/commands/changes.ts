@@ -57,7 +57,7 @@ async function listChanges(opts: ChangesOptions): Promise<void> {
   const { resolveTenant } = await import('../app/resolve-tenant.js');
   const { iterateChanges } = await import('../store/read/views.js');
   const ctx = createContext();
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     const tenantId = await resolveTenant(database.db, opts.tenant);
     const changes = iterateChanges(database.db, { tenantId, since, until, field });

@@ -5,6 +5,7 @@ import type { CommandContext } from '../app/context.js';
 import type { Config, TenantConfig } from '../config/settings.js';
 import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
 import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
+import { packagePath } from '../runtime/paths.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { Database } from '../store/database.js';
 import type { RunSummary } from '../sync/run-types.js';
@@ -14,6 +15,7 @@ import { formatReconcile } from './format-reconcile.js';
 import { formatSummaries } from './format-sync.js';
 import { integerArg, positiveIntegerArg } from './options.js';
 import { progressReporter } from './progress.js';
+import { settingsTableRows } from './settings.js';
 import { formatTable } from './table.js';
 
 /** The demo tenant's name in the database. */
@@ -45,17 +47,21 @@ async function runDemo(opts: { entries: number; seed: number }): Promise<void> {
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
   const { startSandbox } = await import('../sandbox/index.js');
-  const ctx = createContext();
+  const ctx = createContext(process.env, { logFileOffTerminal: 'demo.log' });
   const { config, out } = ctx;
   out.write(`govtrail demo on Node.js ${process.version}\n`);
+  if (ctx.logFile !== undefined) out.write(`Logs (stderr is not a terminal): ${ctx.logFile}\n`);
   const sandbox = await startSandbox({ entries: opts.entries, seed: opts.seed });
   // Everything opened here is closed in the finally, so that a failure (a DATABASE_URL naming a
   // missing database, a sink that cannot be built) ends the process instead of leaving the
   // sandbox's server, or a sink's connection, holding it open.
   const opened: Array<{ close(): Promise<void> }> = [sandbox];
   try {
-    const database = await ctx.openDatabase();
+    const database = await ctx.openDatabase({ announce: false });
     opened.push(database);
+    out.write(`Database: ${database.description}\n`);
+    // What this demo raises is told apart from what earlier demos stored.
+    const alertsBefore = (await newestAlertId(database)) ?? 0;
     // The key-secret form, so the demo also exercises the EdDSA client assertion.
     const tenant: TenantConfig = {
       name: DEMO_TENANT,
@@ -70,8 +76,7 @@ async function runDemo(opts: { entries: number; seed: number }): Promise<void> {
     const run = await demoRunner(ctx, database, tenant, alerting);
     const summaries = await syncTwice(ctx, sandbox, run);
     await reconcileRewrite(ctx, sandbox, database, run);
-    await tellStory(ctx, database, summaries);
-    await writeComplianceSummary(ctx, database, DEMO_TENANT, demoBaseline(ctx.config).baselinePath);
+    await tellStory(ctx, database, summaries, alertsBefore);
   } finally {
     // Last opened, first closed: the sinks, the database, then the sandbox.
     for (const thing of opened.reverse()) await thing.close();
@@ -159,9 +164,11 @@ async function tellStory(
   ctx: CommandContext,
   database: Database,
   summaries: readonly RunSummary[],
+  alertsBefore: number,
 ): Promise<void> {
   const { writeReport } = await import('../app/report.js');
-  const { countAlerts, findCurrentSettings } = await import('../store/read/recent.js');
+  const { countAlerts } = await import('../store/read/recent.js');
+  const { findEntryRange, findSettingsAsOf } = await import('../store/read/views.js');
   const { countEntries } = await import('../store/write/entries.js');
   const { config, out } = ctx;
   const inserted = summaries.reduce((n, s) => n + s.counters.entriesInserted, 0);
@@ -172,23 +179,37 @@ async function tellStory(
       `(${inserted.toLocaleString('en')} new in this run) in ${database.description}.\n\n`,
   );
 
-  const current = await findCurrentSettings(db, DEMO_TENANT);
+  // The settings as `govtrail settings` shows them: its column names, its values.
+  const current = await findSettingsAsOf(db, DEMO_TENANT, 'now');
   if (current !== undefined) {
     out.write(
-      `Current settings (entry ${current.entryId}, ${current.changeKind ?? 'unknown change'} at ${current.changedAt}):\n`,
+      `Current settings (govtrail settings; since ${current.validFrom.toISOString()}, entry ${current.entryId}, ${current.changeKind ?? 'unknown change'}):\n`,
     );
-    const rows = settingsRows(current.wire);
-    out.write(`${indent(formatTable(['setting', 'value'], rows))}\n\n`);
+    out.write(`${indent(formatTable(['setting', 'value'], settingsTableRows(current.settings)))}\n\n`);
   }
   out.write(await latestChanges(database));
-  out.write(await alertsRaised(database));
-  out.write(`${await countAlerts(db, DEMO_TENANT)} alerts stored in all.\n\n`);
+  out.write(await alertsRaised(database, alertsBefore));
+  out.write(`${await countAlerts(db, DEMO_TENANT)} alerts stored in all (govtrail alerts list).\n\n`);
   out.write(howToQuery(database.kind === 'embedded', config.databaseUrl));
+  // What the recommended baseline says of the tenant, before the last line (the report).
+  await writeComplianceSummary(ctx, database, DEMO_TENANT, demoBaseline(ctx.config).baselinePath);
+  // The whole stored history: the sandbox's ends in 2026-02, and the story covers all of it.
+  const range = await findEntryRange(db, DEMO_TENANT);
   const report = await writeReport(db, {
     tenantId: DEMO_TENANT,
     out: path.join(config.dataDir, 'report.html'),
+    ...(range === undefined ? {} : { from: range.first }),
   });
-  out.write(`\nHTML report (open it in a browser, works offline): ${path.resolve(report)}\n`);
+  // Log lines still buffered are written before the last line, which is where the report is.
+  await new Promise<void>((resolve) => ctx.logger.flush(() => resolve()));
+  const period = range === undefined ? '' : ` of ${range.first.toISOString().slice(0, 10)} to now`;
+  out.write(`\nHTML report${period} (open it in a browser, works offline):\n${path.resolve(report)}\n`);
+}
+
+/** The id of the newest alert stored, if any. */
+async function newestAlertId(database: Database): Promise<number | undefined> {
+  const { findRecentAlerts } = await import('../store/read/recent.js');
+  return (await findRecentAlerts(database.db, undefined, 1))[0]?.alertId;
 }
 
 async function latestChanges(database: Database): Promise<string> {
@@ -210,12 +231,15 @@ async function latestChanges(database: Database): Promise<string> {
   )}\n\n`;
 }
 
-async function alertsRaised(database: Database): Promise<string> {
+/** The alerts this demo raised (ids above `before`), oldest first. */
+async function alertsRaised(database: Database, before: number): Promise<string> {
   const { findRecentAlerts } = await import('../store/read/recent.js');
-  const alerts = await findRecentAlerts(database.db, DEMO_TENANT, 40);
-  if (alerts.length === 0) return '';
+  const alerts = (await findRecentAlerts(database.db, DEMO_TENANT, 40)).filter((a) => a.alertId > before);
+  if (alerts.length === 0) {
+    return 'Alerts raised by this run: none (the history was already stored).\n';
+  }
   // Oldest first, as the story unfolded; each with its summary (before → after, actor, ticket).
-  const lines = ['Alerts raised:\n'];
+  const lines = [`Alerts raised by this run (${alerts.length}):\n`];
   for (const a of [...alerts].reverse()) {
     lines.push(
       `  [${a.severity.toUpperCase()}] ${a.ruleId} ${a.title}  (delivered to ${a.deliveredTo.join(', ') || 'nothing yet'})\n`,
@@ -225,32 +249,18 @@ async function alertsRaised(database: Database): Promise<string> {
   return `${lines.join('')}\n`;
 }
 
-/** One row per governance setting, in wire names and human units, then the unmapped fields. */
-export function settingsRows(wire: Record<string, unknown> | null): string[][] {
-  if (wire === null) return [['(no settings)', 'the newest entry has no snapshot (hard delete)']];
-  const rows = SNAPSHOT_FIELDS.filter((f) => f.diffed).map((f) => {
-    const v = readWireField(wire, f);
-    const shown = v === undefined || v === null ? defaultShown(f.kind) : formatValue(f.column, v);
-    return [f.path.join('.'), shown];
-  });
-  for (const [k, v] of Object.entries(wire)) {
-    if (!MAPPED_TOP_LEVEL_KEYS.has(k)) rows.push([k, JSON.stringify(v)]);
-  }
-  return rows;
-}
-
-function defaultShown(kind: string): string {
-  // proto3 JSON omits default values: absent is the default, not "unknown".
-  if (kind === 'boolean') return 'false (absent)';
-  if (kind === 'enumList') return `${ALL_CLIENT_TYPES} (absent)`;
-  return 'unset';
-}
-
 function indent(text: string): string {
   return text
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n');
+}
+
+/** The ./govtrail entry point of this checkout, as the user can type it from here. */
+function entryPoint(): string {
+  const script = packagePath('govtrail');
+  const relative = path.relative(process.cwd(), script);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? script : `./${relative}`;
 }
 
 export function howToQuery(embedded: boolean, url: string | undefined): string {
@@ -259,19 +269,21 @@ export function howToQuery(embedded: boolean, url: string | undefined): string {
     `select * from govtrail.settings_as_of('${DEMO_TENANT}', '2025-06-01T00:00:00Z');`,
     `select severity, rule_id, title, delivery_status from govtrail.alert_log order by created_at desc;`,
   ];
+  const gt = entryPoint();
   const commands = [
-    '  npx govtrail changes --since 2026-01-01',
-    '  npx govtrail settings --as-of 2025-06-01',
-    '  npx govtrail export evidence --from 2025-01-01 --to 2027-01-01 --out evidence.csv',
-    "  npx govtrail export evidence-pack --from 2025-01-01 --to 2026-01-01 --out audit-2025   # the auditor's binder",
-    '  npx govtrail alerts list',
+    `  ${gt} changes --since 2026-01-01`,
+    `  ${gt} settings --as-of 2025-06-01`,
+    `  ${gt} export evidence --from 2025-01-01 --to 2027-01-01 --out evidence.csv`,
+    `  ${gt} export evidence-pack --from 2025-01-01 --to 2026-01-01 --out audit-2025   # the auditor's binder`,
+    `  ${gt} alerts list`,
   ].join('\n');
   if (embedded) {
     return (
       `How to query it: the embedded database in GOVTRAIL_DATA_DIR (./.govtrail) is opened by govtrail itself,\n` +
       `one process at a time:\n${commands}\n` +
-      `For psql or a BI tool, point govtrail at a PostgreSQL server and query the views:\n` +
-      `  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres && npx govtrail demo\n` +
+      `For psql or a BI tool, point govtrail at a database of its own on a PostgreSQL server and query the views:\n` +
+      `  createdb -h 127.0.0.1 -U postgres govtrail\n` +
+      `  export DATABASE_URL=postgres://postgres@127.0.0.1:5432/govtrail && ${gt} demo\n` +
       q.map((x) => `  psql "$DATABASE_URL" -c "${x}"`).join('\n') +
       '\n'
     );

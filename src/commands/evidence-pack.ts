@@ -102,7 +102,7 @@ async function writePack(opts: PackOptions): Promise<void> {
   const signingKey =
     config.evidenceSigningKey === undefined ? undefined : parseSigningKey(config.evidenceSigningKey);
 
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     const tenants = await storedTenants(database.db, opts);
     const group = opts.group === undefined ? undefined : { name: opts.group, members: tenants };

@@ -37,7 +37,7 @@ export function exportCommand(): Command {
       const { resolveTenant } = await import('../app/resolve-tenant.js');
       const { writeEvidenceCsv } = await import('../outputs/evidence/evidence.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const tenantId = await resolveTenant(database.db, opts.tenant);
         const result = await writeEvidenceCsv(database.db, { tenantId, from, to, out: opts.out });
@@ -106,7 +106,7 @@ function ocsfCommand(): Command {
       const { findJudgingBaseline } = await import('../store/read/conformance-baseline.js');
       const { storedTenants } = await import('../app/select-tenants.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const ranks = loadRulePack(ctx.config.alertRulesPath).ranks;
         for (const tenantId of await storedTenants(database.db, opts)) {

@@ -58,7 +58,7 @@ export function reconcileCommand(): Command {
 async function reconcileTenants(opts: TenantSelection): Promise<void> {
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
-  const { runnableTenants, selectTenants } = await import('../app/select-tenants.js');
+  const { registerSucceeded, runnableTenants, selectTenants } = await import('../app/select-tenants.js');
   const { reconcileTenant } = await import('../app/tenant-run.js');
   const { listDiscrepancies } = await import('../store/write/discrepancies.js');
   const ctx = createContext();
@@ -72,7 +72,8 @@ async function reconcileTenants(opts: TenantSelection): Promise<void> {
   let alerting: Alerting | undefined;
   try {
     alerting = createAlerting(config, ctx.logger, database);
-    for (const tenant of await runnableTenants(database.db, config, opts, ctx.out)) {
+    const active = await runnableTenants(database.db, config, opts, ctx.out);
+    for (const tenant of active) {
       const progress = progressReporter(tenant.name, ctx.logger);
       const summary = await reconcileTenant({
         database,
@@ -88,6 +89,7 @@ async function reconcileTenants(opts: TenantSelection): Promise<void> {
       if (summary.status === 'succeeded')
         found.push(...(await listDiscrepancies(database.db, { runId: summary.runId, limit: 50 })));
     }
+    await registerSucceeded(database.db, active, summaries);
     const d = await alerting.deliver();
     if (d.delivered + d.retried + d.failed > 0) {
       delivery = `alert deliveries: ${d.delivered} delivered, ${d.retried} to retry, ${d.failed} given up\n`;
@@ -96,7 +98,8 @@ async function reconcileTenants(opts: TenantSelection): Promise<void> {
     await alerting?.close();
     await database.close();
   }
-  ctx.out.write(`${formatReconcile(summaries)}\n${formatFindings(found)}${delivery}`);
+  const table = summaries.length === 0 ? 'no tenant reconciled\n' : `${formatReconcile(summaries)}\n`;
+  ctx.out.write(`${table}${formatFindings(found)}${delivery}`);
   if (summaries.some((s) => !agrees(s))) throw new ExitCode(1);
 }
 

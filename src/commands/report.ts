@@ -10,7 +10,7 @@ export function reportCommand(): Command {
         'changes per week by direction, alerts by severity, the changes with actors and ticket links, ' +
         'exporter health, and source integrity (the last reconcile: entries verified, coverage, discrepancies). ' +
         'Lists the alerts of the period, and what the rules find in history a backfill stored (the first run raises one digest instead of per-change alerts), marked as found by backfill. ' +
-        'Opens offline and prints. Default period: the 90 days up to now.',
+        'Opens offline and prints. Default period: from 90 days before the newest stored change (or before now, if sooner) up to now.',
     )
     .requiredOption('--out <file>', 'the HTML file to write (with --group: the directory of the reports)')
     .option('--from <time>', 'start of the period (RFC 3339, or a date = midnight UTC)', timeArg)
@@ -30,7 +30,7 @@ export function reportCommand(): Command {
       const { storedTenants } = await import('../app/select-tenants.js');
       const { loadRulePack } = await import('../config/rule-pack.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         const tenants = await storedTenants(database.db, opts);
         const pack = loadRulePack(ctx.config.alertRulesPath);

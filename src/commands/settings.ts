@@ -28,7 +28,7 @@ async function showSettings(opts: { asOf?: Date; tenant?: string; format: string
   const { findSettingsAsOf } = await import('../store/read/views.js');
   const at = opts.asOf ?? 'now';
   const ctx = createContext();
-  const database = await ctx.openDatabase();
+  const database = await ctx.openDatabase({ existing: true });
   try {
     const tenantId = await resolveTenant(database.db, opts.tenant);
     const row = await findSettingsAsOf(database.db, tenantId, at);
@@ -50,16 +50,20 @@ async function showSettings(opts: { asOf?: Date; tenant?: string; format: string
       return;
     }
     ctx.out.write(`tenant ${tenantId}: settings in force at ${when}, ${since}\n\n`);
-    // In the order of the settings table, not jsonb's key order.
-    const rows = SNAPSHOT_FIELDS.map((f) => [
-      f.column,
-      formatValue(f.column, settingInForce(row.settings, f.column)),
-    ]);
-    for (const [k, v] of Object.entries((row.settings['extra_fields'] ?? {}) as Record<string, unknown>)) {
-      rows.push([`extra_fields.${k}`, formatValue(k, v)]);
-    }
-    ctx.out.write(`${formatTable(['setting', 'value'], rows)}\n`);
+    ctx.out.write(`${formatTable(['setting', 'value'], settingsTableRows(row.settings))}\n`);
   } finally {
     await database.close();
   }
+}
+
+/** One row per setting, in the order of the settings table (not jsonb's key order), then extra_fields. */
+export function settingsTableRows(settings: Record<string, unknown>): string[][] {
+  const rows = SNAPSHOT_FIELDS.map((f) => [
+    f.column,
+    formatValue(f.column, settingInForce(settings, f.column)),
+  ]);
+  for (const [k, v] of Object.entries((settings['extra_fields'] ?? {}) as Record<string, unknown>)) {
+    rows.push([`extra_fields.${k}`, formatValue(k, v)]);
+  }
+  return rows;
 }

@@ -15,6 +15,8 @@ export interface SyncFleetOptions {
   /** One run of one tenant; a failed run is a summary, a throw is a bug or a lost database. */
   readonly run: (tenant: TenantConfig, onProgress: (p: RunProgress) => void) => Promise<RunSummary>;
   readonly progress: FleetProgress;
+  /** Once aborted, no further tenant is started (the runs in flight end, aborted by the same signal). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function syncFleet(options: SyncFleetOptions): Promise<RunSummary[]
         throw error;
       }
     },
-    () => thrown === undefined,
+    () => thrown === undefined && options.signal?.aborted !== true,
   );
   options.progress.close();
   if (thrown !== undefined) throw thrown.error;

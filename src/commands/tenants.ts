@@ -212,7 +212,7 @@ export function tenantsCommand(): Command {
       const { listRegisteredTenants, selectSchedulable } = await import('../store/write/tenant-registry.js');
       const { membershipOfAll } = await import('../store/write/tenant-groups.js');
       const ctx = createContext();
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       let rows: RegisteredTenant[];
       let membership: Map<string, Membership>;
       try {

@@ -95,7 +95,7 @@ export function verifyCommand(): Command {
       const ctx = createContext();
       const key = opts.publicKey === undefined ? undefined : await readPublicKey(opts.publicKey);
       const ranks = loadRulePack(ctx.config.alertRulesPath).ranks;
-      const database = await ctx.openDatabase();
+      const database = await ctx.openDatabase({ existing: true });
       try {
         let anchors: TrustedAnchors | undefined;
         if (opts.anchors !== undefined && key !== undefined)

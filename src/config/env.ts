@@ -11,19 +11,27 @@ import { validateCron } from '../core/cron.js';
 import { ConfigError } from '../core/errors.js';
 import { type Env, nonEmpty, parseDurationSetting } from '../core/setting-values.js';
 
-/** Reads `NAME`, or the file named by `NAME_FILE` (trailing newline removed). */
-export function secretOrFile(env: Env, name: string, baseDir: string): string | undefined {
+/**
+ * Reads `NAME`, or the file named by `NAME_FILE` (trailing newline removed). `fileName` is the
+ * name of the file setting where it is not `NAME_FILE` (a YAML key: `client_secret_file`).
+ */
+export function secretOrFile(
+  env: Env,
+  name: string,
+  baseDir: string,
+  fileName = `${name}_FILE`,
+): string | undefined {
   const direct = nonEmpty(env[name]);
-  const file = nonEmpty(env[`${name}_FILE`]);
+  const file = nonEmpty(env[fileName]);
   if (direct !== undefined && file !== undefined) {
-    throw new ConfigError(name, `set either ${name} or ${name}_FILE, not both`);
+    throw new ConfigError(name, `set either ${name} or ${fileName}, not both`);
   }
   if (file !== undefined) {
     const p = path.resolve(baseDir, file);
     try {
       return readFileSync(p, 'utf8').replace(/\r?\n$/, '');
     } catch (err) {
-      throw new ConfigError(`${name}_FILE`, `cannot read ${p}: ${(err as Error).message}`);
+      throw new ConfigError(fileName, `cannot read ${p}: ${(err as Error).message}`);
     }
   }
   return direct;

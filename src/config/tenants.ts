@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { suggestion } from '../core/did-you-mean.js';
 import { ConfigError } from '../core/errors.js';
 import { type Env, nonEmpty, parseDurationSetting } from '../core/setting-values.js';
 import {
@@ -13,7 +14,7 @@ import {
   type TenantConfig,
 } from '../source/client-config.js';
 import type { ConfigFile } from './config-file.js';
-import { durationSetting, intSetting, secretOrFile } from './env.js';
+import { durationSetting, secretOrFile } from './env.js';
 
 const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** A group name: as a tenant name (it is written on the command line and in SQL, never interpolated). */
@@ -86,6 +87,7 @@ function buildTenant(
     baseUrl: string;
     clientId: string;
     clientSecret: string;
+    clientSecretFile: string;
     name: string;
     pageSize: string;
     lookback: string;
@@ -95,9 +97,9 @@ function buildTenant(
 ): TenantConfig {
   const clientId = nonEmpty(values[keys.clientId])?.trim();
   if (clientId === undefined) throw new ConfigError(keys.clientId, 'is required');
-  const clientSecret = secretOrFile(values, keys.clientSecret, baseDir);
+  const clientSecret = secretOrFile(values, keys.clientSecret, baseDir, keys.clientSecretFile);
   if (clientSecret === undefined) {
-    throw new ConfigError(keys.clientSecret, `is required (or ${keys.clientSecret}_FILE)`);
+    throw new ConfigError(keys.clientSecret, `is required (or ${keys.clientSecretFile})`);
   }
   const baseUrlRaw = nonEmpty(values[keys.baseUrl]);
   const domainRaw = nonEmpty(values[keys.domain])?.trim();
@@ -128,7 +130,9 @@ function buildTenant(
   let pageSize = defaults.pageSize;
   if (pageSizeRaw !== undefined) {
     const n = Number(pageSizeRaw);
-    if (!Number.isFinite(n)) throw new ConfigError(keys.pageSize, `must be a number, got ${pageSizeRaw}`);
+    if (!Number.isInteger(n)) {
+      throw new ConfigError(keys.pageSize, `must be a whole number (clamped to 10–100), got ${pageSizeRaw}`);
+    }
     pageSize = clampPageSize(n);
   }
   const lookbackRaw = nonEmpty(values[keys.lookback]);
@@ -147,6 +151,7 @@ const ENV_TENANT_KEYS = {
   baseUrl: 'GOVTRAIL_BASE_URL',
   clientId: 'GOVTRAIL_CLIENT_ID',
   clientSecret: 'GOVTRAIL_CLIENT_SECRET',
+  clientSecretFile: 'GOVTRAIL_CLIENT_SECRET_FILE',
   name: 'GOVTRAIL_TENANT',
   pageSize: 'GOVTRAIL_PAGE_SIZE',
   lookback: 'GOVTRAIL_LOOKBACK',
@@ -228,7 +233,12 @@ function buildFileTenants(
     const t = yamlTenantSchema.safeParse(raw);
     if (!t.success) {
       const issue = t.error.issues[0];
-      const keyPath = issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : issue?.path.join('.');
+      if (issue?.code === 'unrecognized_keys') {
+        const known = Object.keys(yamlTenantSchema.shape);
+        const keys = issue.keys.map((k) => `${k}${suggestion(k, known)}`).join(', ');
+        throw new ConfigError('GOVTRAIL_CONFIG', `${where}: ${keys}: not a key of a tenant`);
+      }
+      const keyPath = issue?.path.join('.');
       throw new ConfigError('GOVTRAIL_CONFIG', `${where}: ${keyPath ? `${keyPath}: ` : ''}${issue?.message}`);
     }
     const v = t.data;
@@ -247,6 +257,7 @@ function buildFileTenants(
       baseUrl: `${where}.base_url`,
       clientId: `${where}.client_id`,
       clientSecret: `${where}.client_secret`,
+      clientSecretFile: `${where}.client_secret_file`,
       name: `${where}.name`,
       pageSize: `${where}.page_size`,
       lookback: `${where}.lookback`,
@@ -257,7 +268,7 @@ function buildFileTenants(
       [keys.baseUrl]: flat.base_url,
       [keys.clientId]: flat.client_id,
       [keys.clientSecret]: flat.client_secret,
-      [`${keys.clientSecret}_FILE`]: flat.client_secret_FILE,
+      [keys.clientSecretFile]: flat.client_secret_FILE,
       [keys.name]: flat.name,
       [keys.pageSize]: flat.page_size,
       [keys.lookback]: flat.lookback,
@@ -276,10 +287,21 @@ function buildFileTenants(
   return tenants;
 }
 
+/** A page size: a whole number, clamped to what the API serves (10–100). */
+function pageSizeSetting(env: Env, name: string): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const n = Number(raw.trim());
+  if (!Number.isInteger(n)) {
+    throw new ConfigError(name, `must be a whole number (clamped to 10–100), got ${JSON.stringify(raw)}`);
+  }
+  return clampPageSize(n);
+}
+
 /** Page size and lookback of tenants that do not set their own (GOVTRAIL_PAGE_SIZE, GOVTRAIL_LOOKBACK). */
 export function tenantDefaults(env: Env): { pageSize: number; lookbackMs: number } {
   return {
-    pageSize: clampPageSize(intSetting(env, 'GOVTRAIL_PAGE_SIZE', DEFAULT_PAGE_SIZE, -1e9, 1e9)),
+    pageSize: pageSizeSetting(env, 'GOVTRAIL_PAGE_SIZE'),
     lookbackMs: durationSetting(env, 'GOVTRAIL_LOOKBACK', 15 * 60_000),
   };
 }

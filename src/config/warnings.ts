@@ -1,6 +1,7 @@
 /**
  * Typos that the configuration would otherwise ignore in silence: a `GOVTRAIL_*` variable govtrail
- * does not read, and a top-level key of the GOVTRAIL_CONFIG file that stands for no setting
+ * does not read, any other variable a letter or two away from one it reads (`DATABSE_URL`,
+ * `GOVTAIL_BASE_URL`), and a top-level key of the GOVTRAIL_CONFIG file that stands for no setting
  * (`shedule:`). Each gives a warning naming it and, when one is close, the setting meant.
  *
  * The known names are not a second list to keep in step: they are the variables loadConfig looks
@@ -8,6 +9,7 @@
  * tenant (whose keys it reads only then). A setting added to config/ is known here at once.
  */
 import path from 'node:path';
+import { closest, editDistance, suggestion } from '../core/did-you-mean.js';
 import type { Env } from '../core/setting-values.js';
 import { configFileKeys, fileKeyVariable } from './config-file.js';
 import { readDotEnv } from './env.js';
@@ -40,10 +42,18 @@ export function configWarnings(processEnv: Env, options: LoadConfigOptions = {})
   const env: Env = { ...(options.dotenv === false ? {} : readDotEnv(cwd)), ...processEnv };
   const known = knownVariables();
   const warnings: string[] = [];
-  const variables = [...known].filter((v) => v.startsWith('GOVTRAIL_'));
+  const variables = [...known];
   for (const name of Object.keys(env).sort()) {
-    if (!name.startsWith('GOVTRAIL_') || known.has(name)) continue;
-    warnings.push(`${name} is not a govtrail setting: ignored${suggestion(name, variables)}`);
+    if (known.has(name) || env[name] === undefined) continue;
+    if (name.startsWith('GOVTRAIL_') || looksLikeGovtrail(name)) {
+      warnings.push(`${name} is not a govtrail setting: ignored${suggestion(name, variables)}`);
+      continue;
+    }
+    // Another program's variable is none of govtrail's business, unless it is a near miss of one.
+    const near = closest(name, variables, 2);
+    if (near !== undefined) {
+      warnings.push(`${name} is not a govtrail setting: ignored (did you mean ${near}?)`);
+    }
   }
   const configFile = env['GOVTRAIL_CONFIG']?.trim();
   if (configFile) {
@@ -64,31 +74,8 @@ export function configWarnings(processEnv: Env, options: LoadConfigOptions = {})
   return warnings;
 }
 
-/** ` (did you mean X?)` for the closest candidate within a few edits, else ''. */
-function suggestion(name: string, candidates: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const c of candidates) {
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  const tolerance = Math.max(2, Math.floor(name.length / 4));
-  return best !== undefined && bestDistance <= tolerance ? ` (did you mean ${best}?)` : '';
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
+/** A variable whose prefix is a misspelt `GOVTRAIL` (`GOVTAIL_`, `GOVTRIAL_`, `GOV_TRAIL_`). */
+function looksLikeGovtrail(name: string): boolean {
+  const prefix = /^([A-Za-z_]+?)_[A-Za-z]/.exec(name)?.[1];
+  return prefix !== undefined && prefix.length >= 6 && editDistance(prefix.toUpperCase(), 'GOVTRAIL') <= 2;
 }

@@ -69,11 +69,15 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Destination stream (tests capture lines through it). */
   destination?: pino.DestinationStream;
+  /** A file the JSON lines are appended to instead of stderr, written synchronously (the demo off a terminal). */
+  file?: string;
 }
 
 /** Creates the root logger. Logs go to stderr so that command output on stdout stays clean. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const pretty = options.pretty ?? (process.stderr.isTTY === true && options.destination === undefined);
+  const pretty =
+    options.pretty ??
+    (process.stderr.isTTY === true && options.destination === undefined && options.file === undefined);
   const base: pino.LoggerOptions = {
     level: options.level ?? 'info',
     base: null,
@@ -92,6 +96,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
   };
   if (options.destination !== undefined) return pino(base, options.destination);
+  if (options.file !== undefined) {
+    return pino(base, pino.destination({ dest: options.file, sync: true, mkdir: true, append: true }));
+  }
   if (pretty) {
     return pino({
       ...base,

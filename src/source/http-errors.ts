@@ -108,7 +108,7 @@ export function routeLabel(route: Route): string {
  * HTTP_ERROR (both retryable), 401 → AUTH_REJECTED, 403 → PERMISSION_DENIED, anything else →
  * HTTP_ERROR carrying the server's `{code, message}` or raw body.
  */
-export function statusError(route: Route, status: number, bodyText: string): HttpError {
+export function statusError(route: Route, status: number, bodyText: string, baseUrl?: string): HttpError {
   const server = describeErrorBody(bodyText);
   const details: Record<string, unknown> = { route, status };
   if (server.serverCode !== undefined) details['serverCode'] = server.serverCode;
@@ -144,7 +144,9 @@ export function statusError(route: Route, status: number, bodyText: string): Htt
       },
     );
   }
-  return new HttpError('HTTP_ERROR', `${label} failed with HTTP ${status}: ${server.summary}`, {
+  // A 404 is most often a base URL that is not the tenant's: name the URL tried.
+  const where = status === 404 && baseUrl !== undefined ? ` to ${baseUrl}` : '';
+  return new HttpError('HTTP_ERROR', `${label}${where} failed with HTTP ${status}: ${server.summary}`, {
     retryable,
     status,
     details,

@@ -257,7 +257,7 @@ export class HttpTransport {
 
     if (status >= 300 && status < 400)
       throw this.#redirectError(spec.route, status, header(response, 'location'), url);
-    const error = statusError(spec.route, status, text);
+    const error = statusError(spec.route, status, text, this.#baseUrl);
     if (error.retryable) {
       const hinted = parseRetryAfter(header(response, 'retry-after'), Date.now(), http.retryAfterCapMs);
       if (hinted !== undefined) this.#retryAfter.set(error, hinted);
@@ -270,7 +270,9 @@ export class HttpTransport {
     if (err instanceof GovtrailError) return err;
     const code = networkErrorCode(err);
     const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
-    return new HttpError('NETWORK', `${routeLabel(route)} failed: network error${code ? ` ${code}` : ''}`, {
+    // The URL tried is named: a mistyped base URL (or host) is the usual cause of a first failure.
+    const message = `${routeLabel(route)} to ${this.#baseUrl} failed: network error${code ? ` ${code}` : ''}`;
+    return new HttpError('NETWORK', message, {
       cause: err,
       retryable,
       details: { route, ...(code === undefined ? {} : { networkCode: code }) },

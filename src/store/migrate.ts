@@ -75,6 +75,14 @@ export interface MigrateResult {
   readonly current: number;
 }
 
+/** Whether govtrail ever migrated this database (its migration ledger exists). Read-only. */
+export async function hasGovtrailSchema(session: Session): Promise<boolean> {
+  const { rows } = await sql<{
+    exists: boolean;
+  }>`select to_regclass('govtrail.schema_migration') is not null as exists`.execute(session);
+  return rows[0]?.exists === true;
+}
+
 /**
  * The result of a migration run when every file is applied (checksums matching); undefined when
  * something is pending, or the ledger does not exist yet. Read-only.

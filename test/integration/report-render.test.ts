@@ -130,7 +130,18 @@ describe('govtrail report', () => {
     const now = new Date('2027-03-04T05:06:07Z');
     const data = await loadReportData(h.database.db, { tenantId: 'acme', now });
     expect(data.to).toEqual(now);
-    expect(data.from).toEqual(new Date(now.getTime() - 90 * 86_400_000));
+  });
+
+  it('starts it 90 days before the newest stored entry, so a history that ended long ago is not an empty report', async () => {
+    const now = new Date('2027-03-04T05:06:07Z');
+    const newest = h.sandbox.history.entries()[0]?.metadata?.createdAt as string;
+    const data = await loadReportData(h.database.db, { tenantId: 'acme', now });
+    expect(data.from.getTime()).toBe(Date.parse(newest.slice(0, 23)) - 90 * 86_400_000);
+    expect(data.changeCount).toBeGreaterThan(0);
+    // A tenant changed recently: the 90 days up to `to`.
+    const soon = new Date(Date.parse(newest.slice(0, 23)) - 86_400_000);
+    const before = await loadReportData(h.database.db, { tenantId: 'acme', now: soon });
+    expect(before.from).toEqual(new Date(soon.getTime() - 90 * 86_400_000));
   });
 
   it.skipIf(!existsSync(CHROMIUM))(

@@ -9,6 +9,7 @@
  */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -44,18 +45,24 @@ function pem(key: KeyObject): string {
   ) as string;
 }
 
-/** Runs the CLI in-process, capturing stdout. */
-async function cli(...args: string[]): Promise<{ code: number; out: string }> {
+/** Runs the CLI in-process, capturing stdout and stderr. */
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
+  const err: string[] = [];
   const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out.push(String(chunk));
     return true;
   });
+  const spyErr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    err.push(String(chunk));
+    return true;
+  });
   try {
     const code = await runCli(['node', 'govtrail', ...args]);
-    return { code, out: out.join('') };
+    return { code, out: out.join(''), err: err.join('') };
   } finally {
     spy.mockRestore();
+    spyErr.mockRestore();
   }
 }
 
@@ -366,8 +373,22 @@ describe.skipIf(!onServer)(`govtrail anchor and verify --anchors (${NEEDS_SERVER
     const foreign = path.join(s.work, 'foreign');
     expect((await cli('anchor', '--out', foreign)).code).toBe(0);
     const wrongKey = await cli('verify', '--anchors', foreign, '--public-key', s.publicKey);
-    expect(wrongKey.code).toBe(1);
-    expect(wrongKey.out).toContain('is signed by another key');
+    // Every anchor by one other key: a key mix-up as far as the verifier can tell, not tampering
+    // of the store: exit 2 and say so, trusting none of them.
+    expect(wrongKey.code).toBe(2);
+    expect(wrongKey.err).toMatch(
+      /--public-key: every anchor under \S+ is signed by another key \(kid \S+\), not the one given/,
+    );
+    expect(wrongKey.out).not.toContain('TAMPERED');
+    // One anchor by another key among anchors by the key given is what a forged anchor looks like.
+    const mixed = path.join(s.work, 'mixed');
+    cpSync(s.anchors, mixed, { recursive: true });
+    for (const f of readdirSync(path.join(foreign, 'acme'))) {
+      cpSync(path.join(foreign, 'acme', f), path.join(mixed, 'acme', f.replace(/^/, 'zz-')));
+    }
+    const forged = await cli('verify', '--anchors', mixed, '--public-key', s.publicKey);
+    expect(forged.code).toBe(1);
+    expect(forged.out).toContain('is signed by another key');
   });
 
   it('says per tenant what it proved: a tenant without anchors, and entries stored after the newest anchor', async () => {

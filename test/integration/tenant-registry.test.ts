@@ -175,6 +175,26 @@ describe.skipIf(!onServer)(`tenant registry${onServer ? '' : ` (${NEEDS_SERVER})
     expect(list.out).toMatch(/globex\s+active\s+yes\s+\S+Z\s+40\s+\S+Z\s+configuration/);
   });
 
+  it('a tenant is registered by sync once its first run succeeds, not when it fails (a mistyped base URL leaves no tenant)', async () => {
+    h = await createHarness({ entries: 20, seed: 23 });
+    const db = h.database.db;
+    configureTenants(h, ['acme']);
+    vi.stubEnv('GOVTRAIL_HTTP_MAX_ATTEMPTS', '1');
+    // The base URL mistyped: a port nothing listens on.
+    const wrong = `http://127.0.0.1:${new URL(h.sandbox.baseUrl).port === '9' ? '10' : '9'}`;
+    const file = process.env['GOVTRAIL_CONFIG'] as string;
+    writeFileSync(file, readFileSync(file, 'utf8').replace(h.sandbox.baseUrl, wrong));
+    const failed = await cli('sync');
+    expect(failed.code).toBe(1);
+    // The message names the URL it tried.
+    expect(failed.out).toContain(`to ${wrong} failed: network error ECONNREFUSED`);
+    expect(await statusOf(db, 'acme')).toBeUndefined();
+
+    writeFileSync(file, readFileSync(file, 'utf8').replace(wrong, h.sandbox.baseUrl));
+    expect((await cli('sync')).code).toBe(0);
+    expect(await statusOf(db, 'acme')).toBe('active');
+  });
+
   it('disable and enable round trip: a disabled tenant is not synced but stays in exporter_health; enabled, it is synced again', async () => {
     h = await createHarness({ entries: 30, seed: 19 });
     configureTenants(h, ['acme']);

@@ -68,6 +68,8 @@ interface ReadAnchor {
   readonly digest: string;
   readonly statement?: AnchorStatement;
   readonly problem?: string;
+  /** Signed by a key other than the one given (a key mix-up when every anchor is). */
+  readonly otherKey?: boolean;
 }
 
 /** Reads one statement file: signed by the key, a statement, of this tenant. */
@@ -88,12 +90,13 @@ async function readAnchorFile(
   const verdict = await verifyDetached(jws, bytes, key);
   if (!verdict.ok) {
     const kid = claimedKeyId(jws);
+    const otherKey = kid !== undefined && kid !== keyId;
     return {
       file,
-      problem:
-        kid !== undefined && kid !== keyId
-          ? `is signed by another key (kid ${kid}), not the public key given (kid ${keyId})`
-          : `signature does not verify with the public key given: the file was altered (${verdict.reason})`,
+      problem: otherKey
+        ? `is signed by another key (kid ${kid}), not the public key given (kid ${keyId})`
+        : `signature does not verify with the public key given: the file was altered (${verdict.reason})`,
+      otherKey,
       digest,
     };
   }
@@ -204,6 +207,7 @@ export async function readTrustedAnchors(
   const keyId = await keyThumbprint(key);
   const heads = new Map<string, AnchorHead[]>();
   const problems: AnchorProblem[] = [];
+  const otherKids: string[] = [];
   let files = 0;
   for (const { name } of dirs) {
     const tenantId = decodeURIComponent(name);
@@ -216,6 +220,7 @@ export async function readTrustedAnchors(
     const list: AnchorHead[] = [];
     for (const [i, r] of order.entries()) {
       const rel = path.relative(dir, r.file);
+      if (r.otherKey === true) otherKids.push(r.problem?.match(/kid (\S+)\)/)?.[1] ?? '?');
       const problem = r.problem ?? linkProblem(order, i);
       if (problem !== undefined) problems.push({ tenantId, file: rel, detail: problem });
       // A broken link says anchors are missing; the anchor's own statement, signed, still holds.
@@ -228,6 +233,16 @@ export async function readTrustedAnchors(
       'USAGE',
       `--anchors: no anchor files (*.anchor.json) under ${dir}${onlyTenant === undefined ? '' : ` for tenant ${onlyTenant}`}`,
     );
+  // Every anchor signed by one other key, none by the key given: a key mix-up (the wrong
+  // --public-key), not tampering. An anchor by another key among anchors by the right one stays a
+  // finding: that is what a forged anchor looks like.
+  const kids = new Set(otherKids);
+  if (heads.size === 0 && otherKids.length === files && kids.size === 1) {
+    throw new GovtrailError(
+      'USAGE',
+      `--public-key: every anchor under ${dir} is signed by another key (kid ${[...kids][0]}), not the one given (kid ${keyId}): the key given is not the anchors' key (pass the public half of GOVTRAIL_ANCHOR_SIGNING_KEY), or someone else signed these anchors; no anchor was trusted, so nothing was checked against them`,
+    );
+  }
   return { heads, problems, files, notes };
 }
 

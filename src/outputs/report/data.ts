@@ -17,6 +17,7 @@ import {
   countChangesPerWeek,
   type ExporterHealth,
   findChangeDirections,
+  findEntryRange,
   findExporterHealth,
   findLatestChanges,
   findTimeline,
@@ -65,7 +66,11 @@ export interface ReportData {
  * The report's data for [from, to). Without `to`: up to now, as documented: an auditor reads the
  * posture up to the day of the report, and a quiet tenant shows as quiet (its settings held, no
  * changes) rather than a period that silently ends at its last entry. Without `from`: 90 days
- * before `to`.
+ * before the newest stored entry, or before `to` when that is sooner: a tenant changed every day
+ * gets the last quarter, and a quiet one (or the sandbox, whose history ends in 2026-02) shows its
+ * last quarter of changes and the quiet since, instead of "no changes in this period" beside the
+ * alerts the terminal just listed. The period stays bounded (one quarter of changes), whatever
+ * the length of the stored history.
  */
 export async function loadReportData(
   db: Session,
@@ -78,9 +83,8 @@ export async function loadReportData(
     pack?: RulePack | undefined;
   },
 ): Promise<ReportData> {
-  const quarter = 90 * 86_400_000;
   const to = options.to ?? options.now;
-  const from = options.from ?? new Date(to.getTime() - quarter);
+  const from = options.from ?? (await defaultFrom(db, options.tenantId, to));
   const filter = { tenantId: options.tenantId, since: from, until: to };
   const timeline = await findTimeline(db, options.tenantId, { from, to });
   const discrepancies = await findLatestDiscrepancies(db, options.tenantId, REPORT_DISCREPANCY_ROWS);
@@ -112,4 +116,13 @@ export async function loadReportData(
       ranks: options.pack?.ranks,
     }),
   };
+}
+
+const QUARTER_MS = 90 * 86_400_000;
+
+/** 90 days before the newest stored entry, or before `to` when that is sooner. */
+async function defaultFrom(db: Session, tenantId: string, to: Date): Promise<Date> {
+  const range = await findEntryRange(db, tenantId);
+  const end = range === undefined || range.last > to ? to : range.last;
+  return new Date(end.getTime() - QUARTER_MS);
 }

@@ -105,6 +105,11 @@ async function insertTenants(db: Session, tenants: readonly TenantConfig[]): Pro
   return added;
 }
 
+/** Registers as active those of `tenants` not registered yet (their first run succeeded); returns their names. */
+export async function registerTenants(db: Session, tenants: readonly TenantConfig[]): Promise<string[]> {
+  return tenants.length === 0 ? [] : await insertTenants(db, tenants);
+}
+
 /** Runs `fn` in a transaction, or in the caller's when `db` already is one. */
 function inTransaction<T>(db: Session, fn: (trx: Session) => Promise<T>): Promise<T> {
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);
@@ -176,10 +181,18 @@ export interface TenantSelection {
 export async function selectSchedulable(
   db: Session,
   configured: readonly TenantConfig[],
+  options: {
+    /**
+     * false: a tenant not registered yet is selected (as active) but not registered; the one-shot
+     * commands register it once its first run succeeded ({@link registerTenants}), so that a
+     * mistyped base URL leaves no tenant behind.
+     */
+    register?: boolean;
+  } = {},
 ): Promise<TenantSelection> {
   let status = new Map((await readRegistry(db)).map((r) => [r.tenant_id, r.status]));
   const missing = configured.filter((t) => !status.has(t.name));
-  if (missing.length > 0) {
+  if (missing.length > 0 && options.register !== false) {
     await insertTenants(db, missing);
     // Another process may have registered (and even disabled) one meanwhile: read again.
     status = new Map((await readRegistry(db)).map((r) => [r.tenant_id, r.status]));
