@@ -457,10 +457,16 @@ export interface RoundTripCounter {
   readonly roundTrips: number;
   /** Connections opened through the relay so far. */
   readonly connections: number;
+  /** With `capture`: each round trip's statements (the texts of its Query, or of the Parses before its Sync). */
+  readonly statements: readonly string[];
   close(): Promise<void>;
 }
 
-export async function startRoundTripCounter(serverUrl = SERVER_URL): Promise<RoundTripCounter> {
+export async function startRoundTripCounter(
+  serverUrl = SERVER_URL,
+  options: { capture?: boolean } = {},
+): Promise<RoundTripCounter> {
+  const statements: string[] = [];
   const upstream = new URL(serverUrl);
   const net = await import('node:net');
   let roundTrips = 0;
@@ -475,6 +481,7 @@ export async function startRoundTripCounter(serverUrl = SERVER_URL): Promise<Rou
     // first, then typed messages: a type byte and a length that counts itself.
     let started = false;
     let pending: Buffer = Buffer.alloc(0);
+    let parsed: string[] = [];
     client.on('data', (chunk: Buffer) => {
       pgSocket.write(chunk);
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
@@ -495,6 +502,20 @@ export async function startRoundTripCounter(serverUrl = SERVER_URL): Promise<Rou
         const len = pending.readInt32BE(at + 1);
         if (pending.length - at < 1 + len) break;
         if (type === 0x51 /* Q */ || type === 0x53 /* S */) roundTrips++;
+        if (options.capture === true) {
+          const body = pending.subarray(at + 5, at + 1 + len);
+          if (type === 0x51) statements.push(body.toString('utf8', 0, Math.min(body.length, 300)));
+          if (type === 0x50 /* P: name, then the text */) {
+            const nul = body.indexOf(0);
+            parsed.push(
+              body.toString('utf8', nul + 1, Math.min(body.length, nul + 300)).replace(/\0.*$/s, ''),
+            );
+          }
+          if (type === 0x53) {
+            statements.push(parsed.length === 0 ? '(Sync: prepared statement again)' : parsed.join(' ; '));
+            parsed = [];
+          }
+        }
         at += 1 + len;
       }
       pending = pending.subarray(at);
@@ -527,6 +548,7 @@ export async function startRoundTripCounter(serverUrl = SERVER_URL): Promise<Rou
     get connections() {
       return connections;
     },
+    statements,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

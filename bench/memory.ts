@@ -5,7 +5,9 @@
  * `--node-options` is passed as NODE_OPTIONS to the govtrail child (e.g. `--trace-gc`), so a
  * variant can be compared with the defaults on the same sandbox. Prints one JSON line per run.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import {
   buildGovtrail,
   createScratchDatabase,
@@ -29,6 +31,12 @@ const NODE_ARGS =
     ?.split(' ')
     .filter((a) => a !== '') ?? [];
 const COMMAND = arg('--command') ?? 'sync';
+/**
+ * `--tenants K`: K tenants (one GOVTRAIL_CONFIG file, all on the same sandbox, each its own
+ * history in the store) backfilled by one `govtrail sync`, GOVTRAIL_WORKER_CONCURRENCY (4) at once:
+ * the memory of onboarding K large tenants together.
+ */
+const TENANTS = Number(arg('--tenants') ?? 0);
 /** Extra environment of the child: `--env "K=V K2=V2"`. */
 const EXTRA_ENV = Object.fromEntries(
   (arg('--env') ?? '')
@@ -36,8 +44,15 @@ const EXTRA_ENV = Object.fromEntries(
     .filter((a) => a.includes('='))
     .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
 );
-if (!Number.isInteger(N) || N < 1 || !Number.isInteger(RUNS) || RUNS < 1) {
-  process.stderr.write('bench/memory: --entries and --runs take positive integers\n');
+if (
+  !Number.isInteger(N) ||
+  N < 1 ||
+  !Number.isInteger(RUNS) ||
+  RUNS < 1 ||
+  !Number.isInteger(TENANTS) ||
+  TENANTS < 0
+) {
+  process.stderr.write('bench/memory: --entries, --runs and --tenants take positive integers\n');
   process.exit(2);
 }
 
@@ -49,10 +64,32 @@ async function main(): Promise<void> {
     for (let i = 0; i < RUNS; i++) {
       const scratch = await createScratchDatabase('govtrail_bench_m');
       try {
-        const env = govtrailEnv(sb, scratch.url, {
+        let env = govtrailEnv(sb, scratch.url, {
           ...EXTRA_ENV,
           ...(NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS }),
         });
+        if (TENANTS > 0) {
+          const dir = mkdtempSync(path.join(os.tmpdir(), 'govtrail-memory-bench-'));
+          const file = path.join(dir, 'govtrail.yaml');
+          const lines = ['tenants:'];
+          for (let t = 0; t < TENANTS; t++)
+            lines.push(
+              `  - name: tenant-${t}`,
+              `    base_url: ${sb.baseUrl}`,
+              `    client_id: ${sb.clientId}`,
+              `    client_secret: ${sb.clientSecret}`,
+            );
+          writeFileSync(file, `${lines.join('\n')}\n`);
+          const {
+            GOVTRAIL_CLIENT_ID: _id,
+            GOVTRAIL_CLIENT_SECRET: _secret,
+            GOVTRAIL_TENANT: _tenant,
+            GOVTRAIL_BASE_URL: _url,
+            ...rest
+          } = env;
+          env = { ...rest, GOVTRAIL_CONFIG: file };
+          process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+        }
         const mig = await runGovtrail(['migrate'], env);
         if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
         const load = os.loadavg()[0];
@@ -67,6 +104,7 @@ async function main(): Promise<void> {
         process.stdout.write(
           `${JSON.stringify({
             entries: N,
+            tenants: TENANTS || 1,
             load,
             nodeOptions: NODE_OPTIONS ?? '',
             nodeArgs: NODE_ARGS.join(' '),
