@@ -10,7 +10,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# The binary runs itself: its first line (#!/usr/bin/env -S …) carries govtrail's Node flags and
+# MALLOC_ARENA_MAX (docs/deploy.md, "Memory").
+RUN npm run build && chmod 755 dist/src/main.js
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -33,6 +35,8 @@ EXPOSE 9464
 # the database gone) marks the container unhealthy.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.GOVTRAIL_HTTP_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# SIGTERM goes straight to node (exec form, PID 1): the worker drains within GOVTRAIL_SHUTDOWN_GRACE.
-ENTRYPOINT ["node", "dist/src/main.js"]
+# SIGTERM goes straight to node (exec form; env execs node, which stays PID 1): the worker drains
+# within GOVTRAIL_SHUTDOWN_GRACE. The binary itself, not `node dist/src/main.js`: its first line
+# starts node with govtrail's memory settings (src/main.ts, src/runtime/launch.ts).
+ENTRYPOINT ["/app/dist/src/main.js"]
 CMD ["worker"]

@@ -18,7 +18,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { formatOnboarding, runOnboardingComparison } from './fleet-onboarding.js';
-import { buildGovtrail, createScratchDatabase, FAST_HTTP_ENV, ROOT, startSandboxProcess } from './lib.js';
+import {
+  buildGovtrail,
+  createScratchDatabase,
+  FAST_HTTP_ENV,
+  govtrailArgv,
+  ROOT,
+  startRoundTripCounter,
+  startSandboxProcess,
+  withLaunchEnv,
+} from './lib.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -50,9 +59,9 @@ function yaml(baseUrl: string, clientId: string, clientSecret: string, n: number
 
 function startReplicas(count: number, env: NodeJS.ProcessEnv): ChildProcess[] {
   return Array.from({ length: count }, () =>
-    spawn(process.execPath, ['dist/src/main.js', 'worker', '--no-initial-run'], {
+    spawn(process.execPath, govtrailArgv(['worker', '--no-initial-run']), {
       cwd: ROOT,
-      env,
+      env: withLaunchEnv(env),
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
   );
@@ -84,6 +93,21 @@ interface SlotFigures {
   readonly meanRunMs: number;
   /** CPU seconds (user + system) spent from the slot to its end, by who spent them. */
   readonly cpu: CpuFigures;
+  /** Round trips per tenant from the slot to its end: SQL (Query/Sync messages, pg-boss's too) and HTTP. */
+  readonly roundTripsPerTenant: { readonly sql: number; readonly http: number };
+  /** Peak RSS of each replica (VmHWM), MiB, read just before it is stopped. */
+  readonly replicaPeakRssMiB: readonly number[];
+}
+
+/** Peak RSS of a live process so far (VmHWM of /proc/<pid>/status), MiB; 0 once it is gone. */
+function peakRssMiB(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? 0 : Math.round(Number(m[1]) / 1024);
+  } catch {
+    return 0;
+  }
 }
 
 interface CpuFigures {
@@ -160,7 +184,9 @@ async function watchSlot(
 async function slotFigures(
   client: pg.Client,
   slot: Date,
-): Promise<Omit<SlotFigures, 'replicas' | 'peakConnections' | 'cpu'>> {
+): Promise<
+  Omit<SlotFigures, 'replicas' | 'peakConnections' | 'cpu' | 'roundTripsPerTenant' | 'replicaPeakRssMiB'>
+> {
   const { rows } = await client.query<{
     last: Date | null;
     first: Date | null;
@@ -202,10 +228,12 @@ async function main(): Promise<void> {
   const config = path.join(dir, 'govtrail.yaml');
   writeFileSync(config, yaml(sandbox.baseUrl, sandbox.clientId, sandbox.clientSecret, TENANTS));
   const client = new pg.Client({ connectionString: db.url });
+  // The replicas reach the database through a relay that counts their round trips.
+  const relay = await startRoundTripCounter();
   const env = (schedule: string): NodeJS.ProcessEnv => ({
     PATH: process.env['PATH'] ?? '',
     ...FAST_HTTP_ENV,
-    DATABASE_URL: db.url,
+    DATABASE_URL: relay.url(db.name),
     GOVTRAIL_CONFIG: config,
     GOVTRAIL_SCHEDULE: schedule,
     GOVTRAIL_RECONCILE_SCHEDULE: 'off',
@@ -228,17 +256,37 @@ async function main(): Promise<void> {
       replicas: children.reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
       backends: await backendCpu(client, db.name),
       sandbox: cpuSeconds(sandbox.child.pid),
+      sql: relay.roundTrips,
+      http: (await sandbox.control<{ requests: number }>('GET', '/_sandbox/stats')).requests,
     });
     try {
       const watching = (async () => {
         await new Promise((r) => setTimeout(r, Math.max(0, slot.getTime() - Date.now())));
         const before = await reading();
         const watched = await watchSlot(client, db.name, slot, Date.now() + 30 * 60_000);
-        return { ...watched, cpu: cpuSpent(before, await reading()) };
+        const after = await reading();
+        const perTenant = (n: number) => Math.round((n / Math.max(1, watched.done)) * 100) / 100;
+        return {
+          ...watched,
+          cpu: cpuSpent(before, after),
+          roundTripsPerTenant: {
+            sql: perTenant(after.sql - before.sql),
+            http: perTenant(after.http - before.http),
+          },
+          replicaPeakRssMiB: children.map((c) => peakRssMiB(c.pid)),
+        };
       })();
       if (options.onRunning !== undefined) await options.onRunning(children, slot);
-      const { peakConnections, cpu } = await watching;
-      return { replicas, slot, peakConnections, cpu, ...(await slotFigures(client, slot)) };
+      const { peakConnections, cpu, roundTripsPerTenant, replicaPeakRssMiB } = await watching;
+      return {
+        replicas,
+        slot,
+        peakConnections,
+        cpu,
+        roundTripsPerTenant,
+        replicaPeakRssMiB,
+        ...(await slotFigures(client, slot)),
+      };
     } finally {
       await stopAll(children);
     }
@@ -313,7 +361,9 @@ async function main(): Promise<void> {
         `no-op slot, ${replicas} replica(s): ${(r.slotMs / 1000).toFixed(1)} s, ${r.succeeded}/${TENANTS} tenants, ` +
           `${r.duplicates} duplicates, ${r.skipped} skipped, ${r.peakConnections} connections at peak; ` +
           `CPU s: replicas ${r.cpu.replicas}, PostgreSQL ${r.cpu.postgres}, sandbox ${r.cpu.sandbox}; ` +
-          `first run started ${r.firstStartMs} ms after the slot, a run took ${r.meanRunMs} ms on average`,
+          `first run started ${r.firstStartMs} ms after the slot, a run took ${r.meanRunMs} ms on average; ` +
+          `round trips per tenant: ${r.roundTripsPerTenant.sql} SQL + ${r.roundTripsPerTenant.http} HTTP; ` +
+          `replicas' peak RSS ${r.replicaPeakRssMiB.join(' / ')} MiB`,
       );
     }
     results['noopSlot'] = noop;
@@ -322,23 +372,24 @@ async function main(): Promise<void> {
     const kill = KILL ? await runKill() : undefined;
     console.log('');
     console.log(
-      '| part | replicas | slot done in | tenants done | duplicates | skipped | peak connections | CPU s replicas / PostgreSQL / sandbox |',
+      "| part | replicas | slot done in | tenants done | duplicates | skipped | peak connections | CPU s replicas / PostgreSQL / sandbox | round trips per tenant (SQL + HTTP) | replicas' peak RSS |",
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of noop) {
       console.log(
-        `| (2) no-op slot | ${r.replicas} | ${(r.slotMs / 1000).toFixed(1)} s | ${r.succeeded}/${TENANTS} | ${r.duplicates} | ${r.skipped} | ${r.peakConnections} | ${cpuText(r.cpu)} |`,
+        `| (2) no-op slot | ${r.replicas} | ${(r.slotMs / 1000).toFixed(1)} s | ${r.succeeded}/${TENANTS} | ${r.duplicates} | ${r.skipped} | ${r.peakConnections} | ${cpuText(r.cpu)} | ${r.roundTripsPerTenant.sql} + ${r.roundTripsPerTenant.http} | ${r.replicaPeakRssMiB.join(' / ')} MiB |`,
       );
     }
     if (kill !== undefined) {
       const { killed, recoveredMs } = kill;
       console.log(
-        `| (3) one of 2 killed | 2 → 1 | ${(killed.slotMs / 1000).toFixed(1)} s (${(recoveredMs / 1000).toFixed(1)} s after the kill) | ${killed.succeeded}/${TENANTS} | ${killed.duplicates} | ${killed.skipped} | ${killed.peakConnections} | ${cpuText(killed.cpu)} |`,
+        `| (3) one of 2 killed | 2 → 1 | ${(killed.slotMs / 1000).toFixed(1)} s (${(recoveredMs / 1000).toFixed(1)} s after the kill) | ${killed.succeeded}/${TENANTS} | ${killed.duplicates} | ${killed.skipped} | ${killed.peakConnections} | ${cpuText(killed.cpu)} | ${killed.roundTripsPerTenant.sql} + ${killed.roundTripsPerTenant.http} | ${killed.replicaPeakRssMiB.join(' / ')} MiB |`,
       );
     }
     console.log(JSON.stringify({ bench: 'fleet', ...results }));
   } finally {
     await client.end().catch(() => {});
+    await relay.close();
     await sandbox.close();
     await db.drop();
     rmSync(dir, { recursive: true, force: true });

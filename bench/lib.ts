@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { launchOf } from '../src/runtime/launch.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SERVER_URL =
@@ -42,13 +43,45 @@ export function buildGovtrail(): void {
     },
   );
   if (r.status !== 0) throw new Error(`build failed (${r.status})`);
+  useBuiltGovtrail();
+}
+
+/**
+ * Makes every later child run the build in dist/ as it is (built beforehand), started as the
+ * `govtrail` binary starts: with the Node flags and environment of its first line.
+ */
+export function useBuiltGovtrail(): void {
+  // BENCH_PLAIN_NODE=1: Node's defaults instead, to measure what the binary's settings do.
+  const launch =
+    process.env['BENCH_PLAIN_NODE'] === '1'
+      ? { env: {}, nodeArgs: [] }
+      : launchOf(path.join(ROOT, 'dist/src/main.js'));
+  launchArgs = launch.nodeArgs;
   entry = ['dist/src/main.js'];
+  launchEnv = launch.env;
+}
+
+/** The Node flags of the binary's first line (none while children run from the sources). */
+let launchArgs: readonly string[] = [];
+
+/** The environment the binary's first line sets (none while children run from the sources). */
+let launchEnv: Readonly<Record<string, string>> = {};
+
+/** A child's environment with the binary's own settings (MALLOC_ARENA_MAX) under `env`'s. */
+export function withLaunchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...launchEnv, ...env };
+}
+
+/** The command line of `govtrail <args>` as the benchmarks run it (after buildGovtrail: the build). */
+export function govtrailArgv(args: readonly string[]): string[] {
+  return [...launchArgs, ...entry, ...args];
 }
 
 /** `govtrail sandbox --json` in a child process; resolves once it printed its line. */
 export async function startSandboxProcess(args: string[]): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, [...entry, 'sandbox', '--json', ...args], {
+  const child = spawn(process.execPath, govtrailArgv(['sandbox', '--json', ...args]), {
     cwd: ROOT,
+    env: withLaunchEnv(process.env),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -215,9 +248,15 @@ function perfCount(stderr: string, event: string): { count: number | undefined; 
 export function runGovtrail(
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { memory?: boolean; onSpawn?: (child: ChildProcess) => void } = {},
+  options: {
+    memory?: boolean;
+    onSpawn?: (child: ChildProcess) => void;
+    /** Node options before the script (flags NODE_OPTIONS refuses, such as --trace-gc). */
+    nodeArgs?: readonly string[];
+  } = {},
 ): Promise<ChildResult> {
-  const node = [process.execPath, ...entry, ...args];
+  // The binary's flags first: a flag of `nodeArgs` given again comes later and wins.
+  const node = [process.execPath, ...launchArgs, ...(options.nodeArgs ?? []), ...entry, ...args];
   const perf = options.memory ? perfEvent() : false;
   // perf outside time: time's own instructions (a fork and a wait4) are noise next to Node's.
   const argv = options.memory
@@ -231,7 +270,7 @@ export function runGovtrail(
   const started = performance.now();
   const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: ROOT,
-    env,
+    env: withLaunchEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   options.onSpawn?.(child);
@@ -402,5 +441,118 @@ export async function runGovtrailWithServerCpu(
   return {
     ...r,
     serverCpuS: before === undefined || after === undefined ? undefined : Number((after - before).toFixed(2)),
+  };
+}
+
+/**
+ * A TCP relay in front of a PostgreSQL server that counts round trips: the client messages after
+ * which a client waits for the server — a simple Query ('Q'), an extended-protocol Sync ('S') —
+ * and the connections opened. COPY data, Parse, Bind and Execute ride along without a wait. Point a
+ * child's DATABASE_URL at `url(database)`: every statement it sends, pg-boss's included, is counted.
+ */
+export interface RoundTripCounter {
+  /** The URL of `database` through the relay. */
+  url(database: string): string;
+  /** Round trips (Query + Sync messages) so far. */
+  readonly roundTrips: number;
+  /** Connections opened through the relay so far. */
+  readonly connections: number;
+  /** With `capture`: each round trip's statements (the texts of its Query, or of the Parses before its Sync). */
+  readonly statements: readonly string[];
+  close(): Promise<void>;
+}
+
+export async function startRoundTripCounter(
+  serverUrl = SERVER_URL,
+  options: { capture?: boolean } = {},
+): Promise<RoundTripCounter> {
+  const statements: string[] = [];
+  const upstream = new URL(serverUrl);
+  const net = await import('node:net');
+  let roundTrips = 0;
+  let connections = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const server = net.createServer((client) => {
+    connections++;
+    const pgSocket = net.connect(Number(upstream.port || 5432), upstream.hostname);
+    sockets.add(client);
+    sockets.add(pgSocket);
+    // Client → server: the untyped start-up packets (SSLRequest, GSSENCRequest, StartupMessage)
+    // first, then typed messages: a type byte and a length that counts itself.
+    let started = false;
+    let pending: Buffer = Buffer.alloc(0);
+    let parsed: string[] = [];
+    client.on('data', (chunk: Buffer) => {
+      pgSocket.write(chunk);
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      let at = 0;
+      for (;;) {
+        if (!started) {
+          if (pending.length - at < 8) break;
+          const len = pending.readInt32BE(at);
+          if (pending.length - at < len) break;
+          const code = pending.readInt32BE(at + 4);
+          // SSLRequest / GSSENCRequest: a StartupMessage follows; anything else is the startup.
+          if (code !== 80877103 && code !== 80877104) started = true;
+          at += len;
+          continue;
+        }
+        if (pending.length - at < 5) break;
+        const type = pending[at];
+        const len = pending.readInt32BE(at + 1);
+        if (pending.length - at < 1 + len) break;
+        if (type === 0x51 /* Q */ || type === 0x53 /* S */) roundTrips++;
+        if (options.capture === true) {
+          const body = pending.subarray(at + 5, at + 1 + len);
+          if (type === 0x51) statements.push(body.toString('utf8', 0, Math.min(body.length, 300)));
+          if (type === 0x50 /* P: name, then the text */) {
+            const nul = body.indexOf(0);
+            parsed.push(
+              body.toString('utf8', nul + 1, Math.min(body.length, nul + 300)).replace(/\0.*$/s, ''),
+            );
+          }
+          if (type === 0x53) {
+            statements.push(parsed.length === 0 ? '(Sync: prepared statement again)' : parsed.join(' ; '));
+            parsed = [];
+          }
+        }
+        at += 1 + len;
+      }
+      pending = pending.subarray(at);
+    });
+    pgSocket.pipe(client);
+    const end = () => {
+      client.destroy();
+      pgSocket.destroy();
+      sockets.delete(client);
+      sockets.delete(pgSocket);
+    };
+    client.on('close', end);
+    pgSocket.on('close', end);
+    client.on('error', end);
+    pgSocket.on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  return {
+    url(database) {
+      const u = new URL(serverUrl);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      u.pathname = `/${database}`;
+      return u.toString();
+    },
+    get roundTrips() {
+      return roundTrips;
+    },
+    get connections() {
+      return connections;
+    },
+    statements,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

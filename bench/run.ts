@@ -41,6 +41,7 @@ import {
   runGovtrailWithServerCpu,
   type SandboxProcess,
   sandboxTruth,
+  startRoundTripCounter,
   startSandboxProcess,
   syncLog,
 } from './lib.js';
@@ -136,7 +137,7 @@ async function backfill(
   /** CPU seconds of the PostgreSQL backends serving the run (undefined where unreadable). */
   serverCpuS: number | undefined;
   instructions: number | undefined;
-  noop?: { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
+  noop?: Noop;
   reconcile?: {
     ms: number;
     runMs: number | undefined;
@@ -196,10 +197,19 @@ async function backfill(
         instructions: c.instructions,
         reconcile: await reconcile(),
       };
-    const before = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
-    const d = await runGovtrail(['sync'], env);
+    // (d) through a relay that counts the SQL round trips (every Query and Sync message), with the
+    // sandbox's own count of HTTP requests (token and history).
+    type Stats = { historyRequests: number; requests: number };
+    const before = await sb.control<Stats>('GET', '/_sandbox/stats');
+    const counter = await startRoundTripCounter();
+    let d: Awaited<ReturnType<typeof runGovtrailWithServerCpu>>;
+    try {
+      d = await runGovtrailWithServerCpu(['sync'], { ...env, DATABASE_URL: counter.url(scratch.name) });
+    } finally {
+      await counter.close();
+    }
     if (d.code !== 0) throw new Error(`no-op sync failed: ${d.stderr.slice(-2000)}`);
-    const after = await sb.control<{ historyRequests: number }>('GET', '/_sandbox/stats');
+    const after = await sb.control<Stats>('GET', '/_sandbox/stats');
     const dLog = syncLog(d.stderr);
     return {
       ms: c.ms,
@@ -212,6 +222,12 @@ async function backfill(
         ms: d.ms,
         runMs: Number(dLog?.['ms']),
         requests: after.historyRequests - before.historyRequests,
+        httpRequests: after.requests - before.requests,
+        sqlRoundTrips: counter.roundTrips,
+        connections: counter.connections,
+        peakRssKb: d.peakRssKb,
+        cpu: d.cpu,
+        serverCpuS: d.serverCpuS,
         inserted: dLog?.['entriesInserted'],
       },
       reconcile: await reconcile(),
@@ -222,6 +238,23 @@ async function backfill(
     await sb.close();
     await scratch.drop();
   }
+}
+
+/** (d), the no-op run: its time, requests, round trips and resources. */
+interface Noop {
+  ms: number;
+  runMs: number | undefined;
+  /** History requests the sandbox served. */
+  requests: number;
+  /** Every HTTP request the sandbox served (token and history). */
+  httpRequests: number;
+  /** SQL round trips (Query and Sync messages), migrations and start-up checks included. */
+  sqlRoundTrips: number;
+  connections: number;
+  peakRssKb: number | undefined;
+  cpu: ChildResult['cpu'];
+  serverCpuS: number | undefined;
+  inserted: unknown;
 }
 
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -255,7 +288,7 @@ async function main(): Promise<void> {
   const r = await backfill(N, false);
   const a = r.fetch as { ms: number; entries: number };
   const b = r.write as { ms: number; entries: number };
-  const noop = r.noop as { ms: number; runMs: number | undefined; requests: number; inserted: unknown };
+  const noop = r.noop as Noop;
   const rows: [string, string, string][] = [
     ['(a) fetch limit (undici loop, page_size 100)', fmt(a.ms), `${rate(a.entries, a.ms)}/s`],
     ['(b) write limit (COPY, 5 000-row batches)', fmt(b.ms), `${rate(b.entries, b.ms)}/s`],
@@ -264,6 +297,17 @@ async function main(): Promise<void> {
       '(d) no-op incremental sync (child process)',
       fmt(noop.ms),
       `${noop.requests} history request(s), in-run ${noop.runMs} ms, inserted ${String(noop.inserted)}`,
+    ],
+    [
+      '    round trips of (d)',
+      String(noop.sqlRoundTrips + noop.httpRequests),
+      `${noop.sqlRoundTrips} SQL (Query/Sync messages, ${noop.connections} connection(s)) + ${noop.httpRequests} HTTP`,
+    ],
+    ['    peak RSS of (d)', `${Math.round((noop.peakRssKb ?? 0) / 1024)} MiB`, ''],
+    [
+      '    CPU of (d) (govtrail / PostgreSQL)',
+      `${cpuS(noop.cpu).toFixed(2)} s`,
+      serverCpuNote(noop.serverCpuS),
     ],
     ['    peak RSS of (c)', `${Math.round((r.peakRssKb ?? 0) / 1024)} MiB`, ''],
     ['    CPU of (c) (govtrail process)', `${cpuS(r.cpu).toFixed(2)} s`, cpuNote(r.cpu, r.instructions, N)],
@@ -343,6 +387,13 @@ async function main(): Promise<void> {
     noopMs: Math.round(noop.ms),
     noopRunMs: noop.runMs,
     noopHistoryRequests: noop.requests,
+    noopHttpRequests: noop.httpRequests,
+    noopSqlRoundTrips: noop.sqlRoundTrips,
+    noopRoundTrips: noop.sqlRoundTrips + noop.httpRequests,
+    noopConnections: noop.connections,
+    noopPeakRssMiB: Math.round((noop.peakRssKb ?? 0) / 1024),
+    noopCpuS: Number(cpuS(noop.cpu).toFixed(2)),
+    noopServerCpuS: noop.serverCpuS,
     peakRssMiB: Math.round((r.peakRssKb ?? 0) / 1024),
     reconcileMs: Math.round(f.ms),
     reconcileRunMs: f.runMs,

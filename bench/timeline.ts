@@ -18,10 +18,12 @@ import pg from 'pg';
 import {
   buildGovtrail,
   createScratchDatabase,
+  govtrailArgv,
   govtrailEnv,
   runGovtrail,
   SERVER_URL,
   startSandboxProcess,
+  withLaunchEnv,
 } from './lib.js';
 
 const args = process.argv.slice(2);
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
     if ((await runGovtrail(['migrate'], env)).code !== 0) throw new Error('migrate failed');
     if (kind === 'reconcile' && (await runGovtrail(['sync'], env)).code !== 0) throw new Error('sync failed');
 
-    const child = spawn(process.execPath, ['dist/src/main.js', kind], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, govtrailArgv([kind]), { env: withLaunchEnv(env), stdio: 'ignore' });
     let running = true;
     const exited = new Promise<number | null>((resolve) =>
       child.once('exit', (code) => {

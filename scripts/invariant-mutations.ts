@@ -1609,6 +1609,32 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: [READER_SCOPE],
   },
+  {
+    name: 'launch-memory-flags-dropped',
+    breaks:
+      "S10: the binary's first line no longer bounds the young generation, the heap's growth and the malloc arenas, so a 100 000-entry backfill's peak RSS is back at 410-460 MiB",
+    patches: [
+      {
+        file: 'src/main.ts',
+        find: '#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=2 --heap-growing-percent=30',
+        replace: '#!/usr/bin/env node',
+      },
+    ],
+    tests: ['test/unit/launch.test.ts'],
+  },
+  {
+    name: 'image-starts-node-without-flags',
+    breaks:
+      "S10: the image runs `node dist/src/main.js`, so its process starts without the binary's memory settings",
+    patches: [
+      {
+        file: 'Dockerfile',
+        find: 'ENTRYPOINT ["/app/dist/src/main.js"]',
+        replace: 'ENTRYPOINT ["node", "dist/src/main.js"]',
+      },
+    ],
+    tests: ['test/unit/launch.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

@@ -28,6 +28,8 @@ const COPIED = [
   // tenant-registry.test.ts runs the dashboard's own tenant query (scripts/dashboard.ts reads dashboards/).
   'scripts',
   'dashboards',
+  // launch.test.ts checks that the image starts the binary with its own flags (S10).
+  'Dockerfile',
   'package.json',
   'tsconfig.json',
   'vitest.config.ts',

@@ -6,7 +6,8 @@
  * expires; concurrent callers share one refresh.
  */
 import { randomUUID } from 'node:crypto';
-import { importJWK, SignJWT } from 'jose';
+// jose is loaded when a key secret is first used: most tenants authenticate with a client secret.
+import type { importJWK } from 'jose';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import { clip } from '../core/redact.js';
 import type { Logger } from '../runtime/logger.js';
@@ -116,6 +117,7 @@ export async function signClientAssertion(
 ): Promise<string> {
   const header: { alg: 'EdDSA'; typ: 'JWT'; kid?: string } = { alg: 'EdDSA', typ: 'JWT' };
   if (jwk.kid !== undefined) header.kid = jwk.kid;
+  const { SignJWT } = await import('jose');
   return new SignJWT({})
     .setProtectedHeader(header)
     .setIssuer(clientId)
@@ -240,11 +242,13 @@ export class TokenProvider {
   }
 
   #importKey(jwk: Ed25519PrivateJwk): Promise<SigningKey> {
-    this.#key ??= importJWK({ ...jwk }, 'EdDSA').catch((err: unknown) => {
-      throw new ConfigError(SECRET_SETTING, 'the key secret holds an Ed25519 JWK that cannot be imported', {
-        cause: err,
+    this.#key ??= import('jose')
+      .then((jose) => jose.importJWK({ ...jwk }, 'EdDSA'))
+      .catch((err: unknown) => {
+        throw new ConfigError(SECRET_SETTING, 'the key secret holds an Ed25519 JWK that cannot be imported', {
+          cause: err,
+        });
       });
-    });
     return this.#key;
   }
 }

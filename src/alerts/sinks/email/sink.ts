@@ -18,7 +18,8 @@
  * retry resends the digest with whatever alerts are due then.
  */
 import { createHash } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import {
   type AlertFollowUp,
   type AlertMessage,
@@ -299,7 +300,10 @@ export function isPermanentSmtpError(err: unknown): boolean {
 export function createEmailSink(o: EmailSinkOptions): Sink {
   const name = o.name ?? 'email';
   const timeoutMs = o.timeoutMs ?? DEFAULT_SINK_TIMEOUT_MS;
-  const transport = nodemailer.createTransport({
+  // nodemailer is loaded with the first mail, not with the sink: every run builds the configured
+  // sinks, and most send no mail (its modules cost a process about 4 MiB; docs/deploy.md "Memory").
+  let transport: Promise<Transporter<SMTPPool.SentMessageInfo>> | undefined;
+  const options: SMTPPool.Options = {
     pool: true,
     maxConnections: 2,
     host: o.host,
@@ -315,11 +319,16 @@ export function createEmailSink(o: EmailSinkOptions): Sink {
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs * 3,
-  });
+  };
+  const open = (): Promise<Transporter<SMTPPool.SentMessageInfo>> => {
+    transport ??= import('nodemailer').then((m) => m.default.createTransport(options));
+    return transport;
+  };
   const send = async (mail: AlertMail): Promise<void> => {
+    const t = await open();
     let info: { accepted?: unknown[]; rejected?: unknown[] };
     try {
-      info = await transport.sendMail({
+      info = await t.sendMail({
         from: o.from,
         to: [...o.to],
         subject: mail.subject,
@@ -360,7 +369,7 @@ export function createEmailSink(o: EmailSinkOptions): Sink {
       await send(followUpMail(alert, event, { deliveryId: delivery.deliveryId, from: o.from }));
     },
     async close() {
-      transport.close();
+      (await transport)?.close();
     },
   };
 }
