@@ -75,11 +75,18 @@ export interface MigrateResult {
   readonly current: number;
 }
 
-/** Whether govtrail ever migrated this database (its migration ledger exists). Read-only. */
+/**
+ * Whether govtrail ever migrated this database (its migration ledger exists). Read-only; asks the
+ * catalogue, which needs no USAGE on the schema, so that a login without grants gets the message
+ * naming the missing grant (roles.ts) rather than a permission error here.
+ */
 export async function hasGovtrailSchema(session: Session): Promise<boolean> {
   const { rows } = await sql<{
     exists: boolean;
-  }>`select to_regclass('govtrail.schema_migration') is not null as exists`.execute(session);
+  }>`select exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                     where n.nspname = 'govtrail' and c.relname = 'schema_migration') as exists`.execute(
+    session,
+  );
   return rows[0]?.exists === true;
 }
 

@@ -15,16 +15,23 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_FILE, type DashboardQuery, dashboardQueries } from '../../scripts/dashboard.js';
 import { createAlerting } from '../../src/app/alerting.js';
+import { runCheck } from '../../src/app/conformance.js';
 import { reconcileTenant } from '../../src/app/tenant-run.js';
+import { loadBaselineFile } from '../../src/config/baseline.js';
+import { DEFAULT_RANKS } from '../../src/core/diff.js';
+import { dateKey } from '../../src/core/normalise/time.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { migrate, readMigrations } from '../../src/store/migrate.js';
+import { recordAlertEvents } from '../../src/store/write/alert-events.js';
 import { grantReader, revokeReader } from '../../src/store/write/reader-scope.js';
 import { setTenantGroups } from '../../src/store/write/tenant-groups.js';
-import { syncTenantRegistry } from '../../src/store/write/tenant-registry.js';
+import { setTenantStatus, syncTenantRegistry } from '../../src/store/write/tenant-registry.js';
+import { judgeTenant } from '../../src/sync/conformance.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { expandGrafanaSql, grafanaInterval, type TimeRange } from '../helpers/grafana-macros.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -99,6 +106,34 @@ describe.skipIf(!onServer)(`readers scoped by PostgreSQL (${NEEDS_SERVER})`, () 
       });
       expect(r.status).toBe('succeeded');
     }
+    // Conformance (control periods, a check) and alert handling (events) of both: every reader
+    // relation then holds several tenants.
+    const baseline = loadBaselineFile(path.join(ROOT, 'baselines/recommended.yaml'), DEFAULT_RANKS);
+    for (const name of ['acme', 'beta']) {
+      await h.database.db.transaction().execute((trx) => judgeTenant(trx, name, baseline, null));
+      const { rows } = await sql<{ alert_id: string }>`
+        select min(alert_id)::text as alert_id from govtrail.alert where tenant_id = ${name}`.execute(
+        h.database.db,
+      );
+      await recordAlertEvents(h.database.db, [Number(rows[0]?.alert_id)], {
+        kind: 'acknowledged',
+        actor: 'alice',
+      });
+    }
+    // Operator decisions about both (tenant_decision): paused and resumed.
+    for (const name of ['acme', 'beta']) {
+      await setTenantStatus(h.database.db, name, 'disabled', { by: 'ops' });
+      await setTenantStatus(h.database.db, name, 'active', { by: 'ops' });
+    }
+    const now = new Date();
+    await h.database.db.transaction().execute((trx) =>
+      runCheck(
+        trx,
+        ['acme', 'beta'].map((tenant) => ({ tenant, baseline })),
+        dateKey(now),
+        now.getTime(),
+      ),
+    );
     // Failed syncs of both, for the failed-run panels.
     for (const name of ['acme', 'beta'])
       expect((await h.sync({ tenant: { name, clientSecret: 'not-the-secret' } })).status).toBe('failed');

@@ -107,7 +107,10 @@ async function insertTenants(db: Session, tenants: readonly TenantConfig[]): Pro
 
 /** Registers as active those of `tenants` not registered yet (their first run succeeded); returns their names. */
 export async function registerTenants(db: Session, tenants: readonly TenantConfig[]): Promise<string[]> {
-  return tenants.length === 0 ? [] : await insertTenants(db, tenants);
+  if (tenants.length === 0) return [];
+  const added = await insertTenants(db, tenants);
+  await applyConfiguredMembership(db, tenants);
+  return added;
 }
 
 /** Runs `fn` in a transaction, or in the caller's when `db` already is one. */
@@ -198,8 +201,11 @@ export async function selectSchedulable(
     status = new Map((await readRegistry(db)).map((r) => [r.tenant_id, r.status]));
   }
   // The configuration's groups and labels, so that --group selects by them without a
-  // `govtrail tenants sync` first.
-  await applyConfiguredMembership(db, configured);
+  // `govtrail tenants sync` first (of registered tenants: the others get theirs when registered).
+  await applyConfiguredMembership(
+    db,
+    configured.filter((t) => status.has(t.name)),
+  );
   const schedulable: TenantConfig[] = [];
   const held: HeldTenant[] = [];
   for (const t of configured) {
