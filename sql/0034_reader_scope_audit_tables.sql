@@ -13,6 +13,7 @@ begin
   return new;
 end
 $$;
+revoke execute on function govtrail.alert_event_tenant() from public;
 create trigger alert_event_tenant before insert on govtrail.alert_event
   for each row execute function govtrail.alert_event_tenant();
 comment on column govtrail.alert_event.tenant_id is
@@ -44,3 +45,8 @@ grant select on govtrail.tenant_baseline to govtrail_reader;
 comment on view govtrail.tenant_baseline is
   'The baseline texts that judge or judged each tenant: one row per tenant and baseline (the registry''s current one, and every one a stored control period names), with its text exactly as loaded.';
 comment on column govtrail.tenant_baseline.judges_now is 'True for the baseline the registry says judges the tenant now.';
+comment on column govtrail.tenant_baseline.tenant_id is 'The tenant.';
+comment on column govtrail.tenant_baseline.baseline_id is 'The baseline''s id (its `baseline:` key).';
+comment on column govtrail.tenant_baseline.baseline_sha256 is 'Hex sha256 of the file''s bytes.';
+comment on column govtrail.tenant_baseline.text is 'The file''s text, exactly as loaded.';
+comment on column govtrail.tenant_baseline.first_loaded_at is 'When this text was first loaded.';
