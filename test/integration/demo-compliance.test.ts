@@ -37,7 +37,7 @@ async function cli(...args: string[]): Promise<{ code: number; out: string }> {
 }
 
 describe('govtrail demo', () => {
-  it('ends with the compliance summary of the recommended baseline', async () => {
+  it('ends its story with the compliance summary of the recommended baseline, then the report as the last line', async () => {
     db = await createTestDatabase();
     if (db.url !== undefined) vi.stubEnv('DATABASE_URL', db.url);
     vi.stubEnv('GOVTRAIL_DATA_DIR', path.join(mkdtempSync(path.join(tmpdir(), 'govtrail-demo-')), 'fresh'));
@@ -49,7 +49,7 @@ describe('govtrail demo', () => {
       /^\nCompliance of tenant "sandbox" with baseline govtrail-recommended \(.*baselines\/recommended\.yaml, sha256 [0-9a-f]{12}…\)/,
     );
     expect(tail).toMatch(
-      /Over the last 90 days it was compliant \d+\.\d % of the time \(failing \d+\.\d %, excepted \d+\.\d %, unknown \d+\.\d %\)\.\n$/,
+      /Over the last 90 days it was compliant \d+\.\d % of the time \(failing \d+\.\d %, excepted \d+\.\d %, unknown \d+\.\d %\)\.\n\nHTML report[^\n]*\n[^\n]*report\.html\n$/,
     );
     expect(tail).toMatch(/It (fails \d of 9 controls now:|meets all 9 controls now\.)/);
     // The runs judged the tenant: the periods are stored (in DATABASE_URL when the tests have a
