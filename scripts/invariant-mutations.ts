@@ -1267,6 +1267,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/tamper-anchors.test.ts'],
   },
   {
+    name: 'I-number-text-injective',
+    breaks:
+      'docs/design/integrity.md "What govtrail verify checks": a stored number respelled as another text of the same double (raw 4 edited into 4.0000000000000001) passes verify, anchors included, since the chain hashes raw as parsed',
+    patches: [
+      {
+        file: 'src/store/verify/verify.ts',
+        find: '  const m = firstNonCanonicalNumber(row.raw);',
+        replace: "  const m = firstNonCanonicalNumber('');",
+      },
+    ],
+    tests: ['test/integration/tamper-number-text.test.ts'],
+  },
+  {
     name: 'I-checked-out-session-error-handled',
     breaks:
       'docs/design/sync.md: a session terminated while a run holds it (pg_terminate_backend, a server restart) emits an unhandled error event that kills the worker or the CLI',
