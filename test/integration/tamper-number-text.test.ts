@@ -36,7 +36,7 @@ const ID = '2NumbersNumbersNumbersNumbr';
 /** An entry served with numbers in spellings govtrail does not write. */
 const SERVED = `{"metadata":{"id":"${ID}","createdAt":"2030-01-01T00:00:00Z","changeKind":"CHANGE_KIND_PUT",
   "count":4,"revision":4.0,"big":1E+21,"tiny":1.5e-7,"zero":-0,"exact":0.1000000000000000055511151231257827,
-  "note":"4.0 stays 4.0 in a string"},"snapshot":{"enabled":true,"requireToolApproval":true}}`;
+  "note":"4.0 stays 4.0 in a string"},"snapshot":{"enabled":true,"requireToolApproval":true,"maxTools":4.0}}`;
 
 function pem(key: KeyObject): string {
   return key.export(
@@ -150,6 +150,39 @@ describe.skipIf(!onServer)(`number text in stored raw (${NEEDS_SERVER})`, () => 
     const ok = await s.verify();
     expect(ok.out).toContain('chain intact and every anchor reproduced');
     expect(ok.code).toBe(0);
+  });
+
+  it('an owner respelling a number of extra_fields or of a field change, values left equal, is TAMPERED', async () => {
+    const s = await anchoredWithNumbers();
+    await asOwner(s.url, async (c) => {
+      const snap = await c.query(
+        `update govtrail.settings_snapshot set extra_fields = '{"maxTools": 4.0}'::jsonb
+          where tenant_id = 'acme' and entry_id = $1 and extra_fields::text = '{"maxTools": 4}'`,
+        [ID],
+      );
+      expect(snap.rowCount).toBe(1);
+      const change = await c.query(
+        `update govtrail.field_change set new_value = '4.00'::jsonb
+          where tenant_id = 'acme' and entry_id = $1 and field = 'extra_fields.maxTools' and new_value::text = '4'`,
+        [ID],
+      );
+      expect(change.rowCount).toBe(1);
+    });
+    const r = await s.h.database.withSession((x) => verifyStore(x, { pageSize: 7 }));
+    expect(r.findings).toEqual([
+      expect.objectContaining({
+        kind: 'column_mismatch',
+        entryId: ID,
+        detail: expect.stringContaining('settings_snapshot.extra_fields differs'),
+      }),
+      expect.objectContaining({
+        kind: 'field_change_mismatch',
+        entryId: ID,
+        detail: expect.stringContaining(
+          'field_change extra_fields.maxTools new_value $ is stored as 4.00, govtrail writes 4',
+        ),
+      }),
+    ]);
   });
 
   it('an owner respelling raw 4 as 4.0000000000000001 is TAMPERED, naming the entry, path and texts', async () => {
