@@ -1267,6 +1267,45 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/tamper-anchors.test.ts'],
   },
   {
+    name: 'I-number-text-injective',
+    breaks:
+      'docs/design/integrity.md "What govtrail verify checks": a stored number respelled as another text of the same double (raw 4 edited into 4.0000000000000001) passes verify, anchors included, since the chain hashes raw as parsed',
+    patches: [
+      {
+        file: 'src/store/verify/verify.ts',
+        find: '  const m = firstNonCanonicalNumber(row.raw);',
+        replace: "  const m = firstNonCanonicalNumber('');",
+      },
+    ],
+    tests: ['test/integration/tamper-number-text.test.ts'],
+  },
+  {
+    name: 'I-number-text-extra-fields',
+    breaks:
+      'docs/design/integrity.md "What govtrail verify checks": a number of settings_snapshot.extra_fields respelled (4 as 4.0) is equal as jsonb, so the column passes as what raw says',
+    patches: [
+      {
+        file: 'src/store/verify/columns.ts',
+        find: 's.extra_fields::text is distinct from x.extra_fields::jsonb::text',
+        replace: 's.extra_fields is distinct from x.extra_fields::jsonb',
+      },
+    ],
+    tests: ['test/integration/tamper-number-text.test.ts'],
+  },
+  {
+    name: 'I-number-text-field-change',
+    breaks:
+      'docs/design/integrity.md "What govtrail verify checks": a number of a field_change value respelled (4 as 4.00) compares equal once parsed and passes',
+    patches: [
+      {
+        file: 'src/store/verify/field-changes.ts',
+        find: 'const m = text === null ? undefined : firstNonCanonicalNumber(text);',
+        replace: "const m = text === null ? undefined : firstNonCanonicalNumber('');",
+      },
+    ],
+    tests: ['test/integration/tamper-number-text.test.ts'],
+  },
+  {
     name: 'I-checked-out-session-error-handled',
     breaks:
       'docs/design/sync.md: a session terminated while a run holds it (pg_terminate_backend, a server restart) emits an unhandled error event that kills the worker or the CLI',

@@ -78,7 +78,7 @@ export function verifyCommand(): Command {
   return new Command('verify')
     .summary('check the stored history against its hash chain, its raw entries and signed anchors')
     .description(
-      'Recompute each tenant’s row_hash chain in storage order (streamed in keyset pages); check every annotation, every typed column of history_entry and settings_snapshot against the stored raw, every field_change against a recomputed diff, and every run’s entry count against the ledger. With --anchors DIR --public-key FILE, also check that the store still reproduces each anchor’s chain head at its entry count (an edit, insertion or deletion before it, or a truncated tail, fails), trusting only that key. Exits 1 (TAMPERED) naming the first failing anchor or row; without anchors it says what it could not prove (docs/tamper-evidence.md).',
+      'Recompute each tenant’s row_hash chain in storage order (streamed in keyset pages); check every annotation, every typed column of history_entry and settings_snapshot against the stored raw, the text of every number of raw (one spelling per value), every field_change against a recomputed diff, and every run’s entry count against the ledger. With --anchors DIR --public-key FILE, also check that the store still reproduces each anchor’s chain head at its entry count (an edit, insertion or deletion before it, or a truncated tail, fails), trusting only that key. Exits 1 (TAMPERED) naming the first failing anchor or row; without anchors it says what it could not prove (docs/tamper-evidence.md).',
     )
     .option('-t, --tenant <name>', 'verify only this tenant')
     .option('--anchors <dir>', 'directory of anchors written by `govtrail anchor` or the worker')

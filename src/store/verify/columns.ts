@@ -56,7 +56,9 @@ export async function findEntryColumnMismatches(
 
 /**
  * The settings_snapshot rows of `entries` (those that have a snapshot and have one stored) whose
- * columns differ from the normalised snapshot. Presence is checked by the caller.
+ * columns differ from the normalised snapshot. Presence is checked by the caller. extra_fields is
+ * compared as text: jsonb equality compares numbers by value, so `4` respelled `4.0` would be equal,
+ * while both sides are written by toJsonbText and so render alike unless a number's text was edited.
  */
 export async function findSnapshotColumnMismatches(
   db: Session,
@@ -83,7 +85,7 @@ export async function findSnapshotColumnMismatches(
         case when s.surface_requestable_tools is distinct from x.surface_requestable_tools::boolean then 'surface_requestable_tools' end,
         case when s.settings_created_at is distinct from x.settings_created_at::timestamptz then 'settings_created_at' end,
         case when s.settings_updated_at is distinct from x.settings_updated_at::timestamptz then 'settings_updated_at' end,
-        case when s.extra_fields is distinct from x.extra_fields::jsonb then 'extra_fields' end
+        case when s.extra_fields::text is distinct from x.extra_fields::jsonb::text then 'extra_fields' end
       ], null) as differs
       from unnest(${s.map((r) => r.entryId)}::text[],
                   ${s.map((r) => (r.allowedClientTypes === null ? null : toJsonbText(r.allowedClientTypes)))}::text[],

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import { diffSnapshots, type FieldChange, isDiffBase, type Ranks } from '../../core/diff.js';
 import { canonicalJson } from '../../core/normalise/canonical.js';
+import { firstNonCanonicalNumber, jsonPathAt } from '../../core/normalise/number-text.js';
 import type { WireSettings } from '../../core/wire.js';
 import type { Session } from '../database.js';
 
@@ -33,6 +34,9 @@ interface StoredChange {
   field: string;
   old_value: unknown;
   new_value: unknown;
+  /** old_value and new_value as PostgreSQL renders them, for the text of their numbers. */
+  old_text: string | null;
+  new_text: string | null;
   direction: string;
 }
 
@@ -79,6 +83,19 @@ function compareEntry(
         entryId,
         detail: `field_change ${field} (${describeChange(g)}) is stored, but the stored snapshots do not differ there`,
       };
+  // Equal values, but each number must also have the one text govtrail writes (number-text.ts).
+  for (const c of stored)
+    for (const [column, text] of [
+      ['old_value', c.old_text],
+      ['new_value', c.new_text],
+    ] as const) {
+      const m = text === null ? undefined : firstNonCanonicalNumber(text);
+      if (m !== undefined)
+        return {
+          entryId,
+          detail: `field_change ${c.field} ${column} ${jsonPathAt(text as string, m.offset)} is stored as ${m.found}, govtrail writes ${m.expected ?? 'null'} for that value: the number's text was edited`,
+        };
+    }
   return undefined;
 }
 
@@ -114,7 +131,8 @@ export async function verifyFieldChanges(
     if (page.length === 0) break;
     const stored = (
       await sql<StoredChange>`
-        select f.entry_id, f.field, f.old_value, f.new_value, f.direction
+        select f.entry_id, f.field, f.old_value, f.new_value, f.old_value::text as old_text,
+               f.new_value::text as new_text, f.direction
         from unnest(${page.map((r) => r.entry_id)}::text[]) as i(id)
         join govtrail.field_change f on f.tenant_id = ${tenantId} and f.entry_id = i.id collate "C"`.execute(
         db,

@@ -22,6 +22,8 @@ export type TamperKind =
   | 'run_count_mismatch'
   /** content_sha256 (0004) does not match raw: reconcile would report a rewrite that is not one. */
   | 'content_hash_mismatch'
+  /** A number of raw is stored in a text govtrail never writes for its value (a respelled number). */
+  | 'number_text_mismatch'
   /** A typed column of history_entry or settings_snapshot does not say what raw says. */
   | 'column_mismatch'
   /** A field_change row is not what the diff of the stored snapshots gives (or is missing). */

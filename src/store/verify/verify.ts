@@ -10,6 +10,7 @@ import { DEFAULT_RANKS } from '../../core/diff.js';
 import { parseJsonText } from '../../core/json-text.js';
 import { contentHash, rowHash } from '../../core/normalise/canonical.js';
 import { normaliseEntry } from '../../core/normalise/entry.js';
+import { firstNonCanonicalNumber, jsonPathAt } from '../../core/normalise/number-text.js';
 import type { NormalisedEntry } from '../../core/normalise/types.js';
 import type { Session } from '../database.js';
 import { findEntryColumnMismatches, findSnapshotColumnMismatches } from './columns.js';
@@ -261,6 +262,7 @@ async function checkEntryPage(db: Session, check: TenantCheck, page: readonly En
     const raw = parseJsonText(row.raw);
     checkChainRow(check, row, seq, raw);
     if (check.childFindings >= check.maxFindings) continue;
+    checkNumberText(check, row, seq);
     if (row.content_sha256 !== null && !contentHash(raw).equals(Buffer.from(row.content_sha256))) {
       check.childFindings++;
       check.findings.push({
@@ -286,6 +288,23 @@ async function checkEntryPage(db: Session, check: TenantCheck, page: readonly En
     }
   }
   await checkPageColumns(db, check, page, normalised, snapByEntry);
+}
+
+/**
+ * Every number of the stored raw has the text govtrail writes for its value (number-text.ts): the
+ * chain hashes raw as parsed, so this is what sees a number respelled (`4` → `4.0000000000000001`).
+ */
+function checkNumberText(check: TenantCheck, row: EntryPageRow, seq: bigint): void {
+  const m = firstNonCanonicalNumber(row.raw);
+  if (m === undefined) return;
+  check.childFindings++;
+  check.findings.push({
+    tenantId: check.tenantId,
+    kind: 'number_text_mismatch',
+    seq: Number(seq),
+    entryId: row.entry_id,
+    detail: `raw ${jsonPathAt(row.raw, m.offset)} is stored as ${m.found}, govtrail writes ${m.expected ?? 'null'} for that value: the number's text was edited (the chain, which hashes the parsed value, cannot see it)`,
+  });
 }
 
 /**
