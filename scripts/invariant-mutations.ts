@@ -129,9 +129,9 @@ export const MUTATIONS: readonly Mutation[] = [
   const after = { alerts: 0, fieldChanges: 0 };`,
       },
       {
-        file: 'src/sync/execute-run.ts',
-        find: 'interface RunState {',
-        replace: `interface RunState {
+        file: 'src/sync/close-failed-run.ts',
+        find: 'export interface RunState {',
+        replace: `export interface RunState {
   afterCommit?: (db: Session) => Promise<{ alerts: number; fieldChanges: number }>;`,
       },
       {
@@ -290,12 +290,12 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'registers-failed-first-run',
     breaks:
-      'scaling.md, tenant registry (Loading): sync registers a configured tenant before its first run succeeded, so a mistyped base URL leaves an active tenant',
+      'docs/design/scaling.md, tenant registry (Loading): sync registers a configured tenant before its first run succeeded, so a mistyped base URL leaves an active tenant',
     patches: [
       {
-        file: 'src/app/active-tenants.ts',
-        find: 'selectSchedulable(db, tenants, { register: false })',
-        replace: 'selectSchedulable(db, tenants)',
+        file: 'src/app/select-tenants.ts',
+        find: 'selectSchedulable(db, configured, { register: false })',
+        replace: 'selectSchedulable(db, configured)',
       },
     ],
     tests: [REGISTRY],
@@ -303,7 +303,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'interrupted-sync-left-running',
     breaks:
-      'sync.md step 2 (Close orphans): Ctrl-C during govtrail sync does not abort its runs, which finish (or stay running) instead of rolling back and closing as ABORTED',
+      'docs/design/sync.md step 2 (Close orphans): Ctrl-C during govtrail sync does not abort its runs, which finish (or stay running) instead of rolling back and closing as ABORTED',
     patches: [
       {
         file: 'src/commands/sync.ts',
@@ -1014,7 +1014,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/scaling.md: a failed attempt retried inside its slot keeps its ledger row, so one failure is recorded once per attempt',
     patches: [
       {
-        file: 'src/sync/execute-run.ts',
+        file: 'src/sync/close-failed-run.ts',
         find: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {',
         replace: 'if (runId !== 0 && options.engineAttempt?.retriesLeft === undefined) {',
       },
@@ -1147,7 +1147,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'I-writer-role-every-command',
     breaks:
-      'docs/deploy.md: govtrail sync and reconcile (a CronJob) ignore GOVTRAIL_REQUIRE_WRITER_ROLE and run as the owner',
+      'docs/design/integrity.md "The layers" (roles), docs/deploy.md: govtrail sync and reconcile (a CronJob) ignore GOVTRAIL_REQUIRE_WRITER_ROLE and run as the owner',
     patches: [
       {
         file: 'src/app/context.ts',
@@ -1160,7 +1160,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'I-missing-grant-named',
     breaks:
-      'docs/deploy.md: a login without the writer grants (or NOINHERIT) fails with a stack trace instead of a DATABASE line naming the grant',
+      'docs/design/integrity.md "The layers" (roles), docs/deploy.md: a login without the writer grants (or NOINHERIT) fails with a stack trace instead of a DATABASE line naming the grant',
     patches: [
       {
         file: 'src/store/migrate.ts',
@@ -1172,7 +1172,8 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'I-demo-hint-without-password',
-    breaks: 'README, demo: the psql hint prints the database password',
+    breaks:
+      'docs/design/style.md (every secret is redacted), the demo: the psql hint prints the database password',
     patches: [
       {
         file: 'src/commands/demo.ts',
@@ -1243,7 +1244,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'I-verify-says-what-anchors-miss',
     breaks:
-      'docs/tamper-evidence.md: verify --anchors says "every anchor reproduced" for a tenant without anchors or with entries after its newest anchor, without saying what is not proven',
+      'docs/design/integrity.md "What `govtrail verify` checks", docs/tamper-evidence.md: verify --anchors says "every anchor reproduced" for a tenant without anchors or with entries after its newest anchor, without saying what is not proven',
     patches: [
       {
         file: 'src/commands/verify.ts',
@@ -1256,7 +1257,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'I-anchor-symlink-followed',
     breaks:
-      'docs/tamper-evidence.md: a tenant anchor directory that is a symbolic link is skipped silently, so an edit inside its anchored range passes',
+      'docs/design/integrity.md "What `govtrail verify` checks", docs/tamper-evidence.md: a tenant anchor directory that is a symbolic link is skipped silently, so an edit inside its anchored range passes',
     patches: [
       {
         file: 'src/outputs/anchor/check.ts',
@@ -1324,7 +1325,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'docs/design/sync.md: a run whose session was lost stays `running` in the ledger until the next run of the tenant, instead of being closed as failed (DATABASE) at once',
     patches: [
       {
-        file: 'src/sync/execute-run.ts',
+        file: 'src/sync/close-failed-run.ts',
         find: '        return options.database.withSession(close);',
         replace: '        throw e;',
       },
@@ -1520,7 +1521,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'built-in-rule-condition-broken',
     breaks:
-      'docs/design/alerts.md R1 (rules as code): a built-in rule whose condition is broken still passes `govtrail rules test`',
+      'docs/design/alerts.md T1 (rules as code): a built-in rule whose condition is broken still passes `govtrail rules test`',
     patches: [
       {
         file: 'rules/default-rules.yaml',
@@ -1625,7 +1626,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'reload-undoes-group-change',
     breaks:
-      'tenant registry (data-model.md, groups and scope): a configuration reload puts a tenant back into a group an operator removed it from',
+      'docs/design/data-model.md (groups and scope), tenant registry: a configuration reload puts a tenant back into a group an operator removed it from',
     patches: [
       {
         file: 'src/store/write/tenant-groups.ts',

@@ -5,7 +5,6 @@
  * close. run.ts (sync) and reconcile.ts are sequences handed to `executeRun`; a new kind of run is
  * one more short sequence.
  */
-import { toGovtrailError } from '../core/errors.js';
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
@@ -14,7 +13,6 @@ import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statist
 import { findLastRowHash, findNewestEntry } from '../store/write/entries.js';
 import {
   type Checkpoint,
-  discardRun,
   failOrphanedRuns,
   findSucceededInSlot,
   finishRun,
@@ -29,6 +27,7 @@ import {
   unlockTenant,
   writeCheckpoint,
 } from '../store/write/runs.js';
+import { closeFailedRun, type PartialSummary, type RunState } from './close-failed-run.js';
 import { EntryWriter } from './entry-writer.js';
 import { FindingRecorder } from './finding-recorder.js';
 import {
@@ -148,16 +147,6 @@ export async function executeRun(
   });
 }
 
-/** A run as far as it got: filled in step by step, so that a failure records what is known. */
-interface RunState {
-  readonly kind: RunKind;
-  /** 0 until the ledger row exists. */
-  runId: number;
-  checkpointBefore: string | null;
-  isBackfill: boolean;
-  readonly counters: RunCounters;
-}
-
 /** What the run's transaction gives the summary. */
 interface TransactionResult {
   readonly stale: readonly AnalyzedTable[];
@@ -168,8 +157,6 @@ interface TransactionResult {
   readonly findings: number;
   readonly integrity?: IntegrityCounts;
 }
-
-type PartialSummary = Omit<RunSummary, 'kind' | 'tenantId' | 'durationMs' | 'historyRequests'>;
 
 /**
  * Another process holds the tenant's lock: a `skipped` ledger row (none for an engine attempt,
@@ -375,67 +362,6 @@ async function changeStep(
 }
 
 /**
- * A failed run: the transaction rolled back, so nothing it wrote remains. The failure is recorded
- * on its own, or, for an engine attempt that will be retried, its ledger row is removed.
- */
-async function closeFailedRun(
-  session: Session,
-  options: RunOptions,
-  run: RunState,
-  err: unknown,
-): Promise<PartialSummary> {
-  const { tenantId, logger: rootLogger } = options;
-  const { kind, runId, counters, checkpointBefore } = run;
-  const error = toGovtrailError(err, isDatabaseError(err) ? 'DATABASE' : 'INTERNAL');
-  counters.httpRetries = options.source.stats.retries;
-  rootLogger.error({ tenant: tenantId, runId, err: error, code: error.code }, `${kind} failed`);
-  // The transaction rolled back: nothing it wrote remains. Record the failure on its own.
-  const failed = { ...counters, entriesInserted: 0, entriesChanged: 0, entriesMatched: 0 };
-  const close = (s: Session) =>
-    finishRun(s, runId, {
-      status: 'failed',
-      counters: failed,
-      checkpointAfter: checkpointBefore,
-      stopReason: null,
-      errorCode: error.code,
-      errorMessage: error.message.slice(0, 2000),
-    });
-  if (runId !== 0 && options.engineAttempt?.retriesLeft === true) {
-    // Only the session that opened the row may discard it (sql/0015); if that session is gone
-    // (its backend terminated, the server restarted), the attempt is closed as failed instead.
-    await discardRun(session, runId).catch(async (e: unknown) => {
-      if (!connectionLost(e))
-        return rootLogger.error({ err: e }, 'could not discard the attempt to be retried');
-      await options.database
-        .withSession(close)
-        .catch((e2: unknown) => rootLogger.error({ err: e2 }, 'could not record the failed run'));
-    });
-  } else if (runId !== 0) {
-    // On the run's own session, or, when that session was lost with the run, on a fresh one: the
-    // run is closed now, not left `running` until the tenant's next run finds it.
-    await close(session)
-      .catch((e: unknown) => {
-        if (!connectionLost(e)) throw e;
-        return options.database.withSession(close);
-      })
-      .catch((e: unknown) => rootLogger.error({ err: e }, 'could not record the failed run'));
-  }
-  return {
-    runId,
-    status: 'failed',
-    isBackfill: run.isBackfill,
-    counters: failed,
-    stopReason: null,
-    checkpointBefore,
-    checkpointAfter: checkpointBefore,
-    alerts: 0,
-    fieldChanges: 0,
-    findings: 0,
-    error,
-  };
-}
-
-/**
  * Pages the history newest first and writes every page through the run's writer, until the
  * listing ends or `stopAfter` says a page is the last one needed. Returns why paging stopped.
  */
@@ -486,29 +412,4 @@ async function advanceCheckpoint(trx: Session, tenantId: string, runId: number):
     runId,
   });
   return newest.entryId;
-}
-
-/**
- * Errors raised by PostgreSQL (pg and PGlite both report a severity and an SQLSTATE code), and a
- * connection lost under the run.
- */
-function isDatabaseError(err: unknown): boolean {
-  const e = err as { severity?: unknown; code?: unknown } | null;
-  return (
-    (typeof e?.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) ||
-    connectionLost(err)
-  );
-}
-
-/**
- * Whether the session is gone: its backend terminated (57P01, 57P02, 57P03), the server restarted,
- * or pg's client refuses a session that had a connection error.
- */
-export function connectionLost(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && /^57P0[123]$|^08/.test(e.code)) return true;
-  return (
-    typeof e?.message === 'string' &&
-    /Connection terminated|not queryable|connection error|ECONNRESET|ECONNREFUSED|EPIPE/.test(e.message)
-  );
 }

@@ -3,7 +3,7 @@
  * a mutation whose text no longer matches would guard nothing. The mutation runs themselves are
  * slow and stay out of CI; this check is instant and runs on every CI run.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MUTATIONS, patchProblems } from '../../scripts/invariant-mutations.js';
@@ -31,9 +31,17 @@ describe('the invariant mutation list', () => {
 
   it('cites the invariant each one breaks by its design name, not by an issue number', () => {
     const uncited = MUTATIONS.filter(
-      (m) => !/\bS\d{1,2}\b|docs\/design\/[\w-]+\.md/.test(m.breaks) || /\bissue \d+/i.test(m.breaks),
+      (m) => !/\b[SCRLT]\d{1,2}\b|docs\/design\/[\w-]+\.md/.test(m.breaks) || /\bissue \d+/i.test(m.breaks),
     ).map((m) => m.name);
     expect(uncited).toEqual([]);
+    // An invariant cited by its name (S1, C3, R2, L1, T1) is one the design documents define.
+    const design = readdirSync(path.join(ROOT, 'docs/design'))
+      .map((f) => readFileSync(path.join(ROOT, 'docs/design', f), 'utf8'))
+      .join('\n');
+    const undefinedNames = MUTATIONS.flatMap((m) => m.breaks.match(/\b[SCRLT]\d{1,2}\b/g) ?? []).filter(
+      (name) => !new RegExp(`\\b${name}\\b`).test(design),
+    );
+    expect(undefinedNames).toEqual([]);
   });
 
   for (const m of MUTATIONS) {

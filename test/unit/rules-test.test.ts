@@ -1,5 +1,5 @@
 /**
- * Rules as code (docs/design/alerts.md, "Rules as code", R1): every built-in rule ships a test that
+ * Rules as code (docs/design/alerts.md, "Rules as code", T1): every built-in rule ships a test that
  * fires and one that must not, and they pass; a rule whose condition is broken fails its tests, by
  * name, and `govtrail rules test` then exits 1 (JUnit with a failure element).
  */
