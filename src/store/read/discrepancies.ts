@@ -4,9 +4,10 @@
  * Read by the evidence pack inside its one read-only snapshot transaction; walked in keyset
  * pages in a stable order, so a period of any length holds one page in memory.
  */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
+import type { SourceDiscrepancyTable } from '../schema.js';
 import type { DiscrepancyKind, DiscrepancyRow } from '../write/discrepancies.js';
 import type { PeriodFilter } from './period.js';
 
@@ -15,6 +16,12 @@ export interface PackDiscrepancy extends Omit<DiscrepancyRow, 'tenantId'> {
   /** The version the source served (null for missing and expired). */
   readonly sourceRaw: unknown;
 }
+
+/** The columns of source_discrepancy (store/schema.ts) a PackDiscrepancy is made of. */
+type DiscrepancyPageRow = Omit<
+  Selectable<SourceDiscrepancyTable>,
+  'tenant_id' | 'kind' | 'discrepancy_id' | 'run_id'
+> & { kind: DiscrepancyKind; discrepancy_id: number | string; run_id: number | string };
 
 /** Discrepancies recorded for entries created in [from, to), by id (detection order). */
 export async function* iterateDiscrepancies(
@@ -25,17 +32,7 @@ export async function* iterateDiscrepancies(
   const pages = keysetPages(
     pageSize,
     (after: number | undefined) =>
-      sql<{
-        discrepancy_id: number | string;
-        entry_id: string;
-        kind: DiscrepancyKind;
-        detected_at: Date;
-        run_id: number | string;
-        entry_created_at: Date | null;
-        stored_sha256: string | null;
-        source_sha256: string | null;
-        source_raw: unknown;
-      }>`
+      sql<DiscrepancyPageRow>`
       select d.discrepancy_id, d.entry_id, d.kind, d.detected_at, d.run_id, d.entry_created_at,
              d.stored_sha256, d.source_sha256, d.source_raw
       from govtrail.source_discrepancy d

@@ -3,8 +3,8 @@
  * checking them against the replayed state (src/core/alert-lifecycle.ts), resolving alerts
  * automatically, listing alerts by state, and the outbox of the follow-ups the sinks receive.
  */
-import { sql } from 'kysely';
-import type { AlertContext, AlertMessage, DeliveryStore, DueDelivery, Severity } from '../../core/alert.js';
+import { type Selectable, sql } from 'kysely';
+import type { DeliveryStore, DueDelivery, Severity } from '../../core/alert.js';
 import {
   type AlertEventKind,
   type AlertState,
@@ -13,7 +13,9 @@ import {
   replay,
 } from '../../core/alert-lifecycle.js';
 import { GovtrailError } from '../../core/errors.js';
+import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
+import type { AlertEventTable } from '../schema.js';
 
 /** One stored event, as the commands, the evidence pack and the sinks see it. */
 export interface StoredAlertEvent extends LifecycleEvent {
@@ -35,19 +37,16 @@ export interface EventRequest {
   readonly forSeconds?: number | undefined;
 }
 
-interface EventRow {
+/**
+ * An alert_event row (store/schema.ts), with kind and details as their stored shapes; the ids are
+ * selected as text (`::text`).
+ */
+type EventRow = Omit<Selectable<AlertEventTable>, 'event_id' | 'alert_id' | 'kind' | 'details'> & {
   event_id: string;
   alert_id: string;
   kind: AlertEventKind;
-  actor: string;
-  at: Date;
-  note: string | null;
-  assignee: string | null;
-  until: Date | null;
-  automatic: boolean;
-  repeat_count: number | null;
   details: Record<string, unknown> | null;
-}
+};
 
 function toEvent(r: EventRow): StoredAlertEvent {
   return {
@@ -301,22 +300,12 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
   return {
     async dueDeliveries(now, limit): Promise<DueDelivery[]> {
       const { rows } = await sql<
-        EventRow & {
-          a_alert_id: number;
-          tenant_id: string;
-          entry_id: string | null;
-          rule_id: string;
-          rule_version: number;
-          severity: string;
-          title: string;
-          summary: string;
-          context: AlertContext;
-          dedupe_key: string;
-          created_at: Date;
-          sink: string;
-          attempts: number;
-          first_attempt_at: Date | null;
-        }
+        EventRow &
+          Omit<AlertRow, 'alert_id'> & {
+            sink: string;
+            attempts: number;
+            first_attempt_at: Date | null;
+          }
       >`
         select e.event_id::text, e.alert_id::text, e.kind, e.actor, e.at, e.note, e.assignee, e.until, e.automatic,
                e.repeat_count, e.details,
@@ -334,7 +323,7 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
         order by d.event_id, d.sink
         limit ${limit}`.execute(db);
       return rows.map((r) => ({
-        alert: alertOf(r),
+        alert: alertMessageOf(r),
         sink: r.sink,
         attempts: r.attempts,
         firstAttemptAt: r.first_attempt_at,
@@ -359,33 +348,5 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
                     first_attempt_at = coalesce(first_attempt_at, now())
                 where event_id = ${Number(eventId)} and sink = ${sink}`.execute(db);
     },
-  };
-}
-
-function alertOf(r: {
-  alert_id: string;
-  tenant_id: string;
-  entry_id: string | null;
-  rule_id: string;
-  rule_version: number;
-  severity: string;
-  title: string;
-  summary: string;
-  context: AlertContext;
-  dedupe_key: string;
-  created_at: Date;
-}): AlertMessage {
-  return {
-    alertId: String(r.alert_id),
-    tenantId: r.tenant_id,
-    entryId: r.entry_id,
-    ruleId: r.rule_id,
-    ruleVersion: r.rule_version,
-    severity: r.severity as Severity,
-    title: r.title,
-    summary: r.summary,
-    context: r.context,
-    dedupeKey: r.dedupe_key,
-    createdAt: r.created_at.toISOString(),
   };
 }

@@ -3,13 +3,14 @@
  * each tenant, the maintained periods of every control (control_period), the record of checks, and
  * the reading of the history the judge needs.
  */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Baseline } from '../../core/conformance/baseline.js';
 import type { ControlPeriod, JudgedEntry, Status } from '../../core/conformance/judge.js';
 import { toJsonbText } from '../../core/normalise/canonical.js';
 import { parseTimestamp } from '../../core/normalise/time.js';
 import type { WireSettings } from '../../core/wire.js';
 import type { Session } from '../database.js';
+import type { ControlPeriodTable, HistoryEntryTable, SettingsSnapshotTable } from '../schema.js';
 
 /** The nanosecond key of a timestamptz, computed in SQL (microseconds, padded). */
 const UTC_KEY = (column: string) =>
@@ -79,30 +80,42 @@ export async function earliestSettingEntryKey(
   return least;
 }
 
-interface SettingRow {
-  entry_id: string;
-  pos_at: string;
-  created_at_text: string | null;
-  /** The key from created_at, computed only when there is no created_at_text. */
-  utc_key: string | null;
-  actor_kind: string | null;
-  actor_user_id: string | null;
-  deleted: boolean;
-  has_snapshot: boolean;
-  allowed_client_types: string[] | null;
-  audit_verbosity: string | null;
-  auto_discovery_enabled: boolean | null;
-  default_tool_classification: string | null;
-  discovery_interval: string | null;
-  inactivity_close_after: string | null;
-  inactivity_hide_after: string | null;
-  retention_delete_after: string | null;
-  enabled: boolean | null;
-  prefer_code_mode_over_direct_tools: boolean | null;
-  require_tool_approval: boolean | null;
-  surface_requestable_tools: boolean | null;
-  extra_fields: Record<string, unknown> | null;
-}
+/**
+ * An entry and its settings snapshot as SETTING_JOIN reads them: the columns of history_entry and
+ * settings_snapshot (types from store/schema.ts; a snapshot column is NULL when there is none, and
+ * the durations come as wire text) and what the query computes.
+ */
+type SettingRow = Pick<
+  Selectable<HistoryEntryTable>,
+  'entry_id' | 'created_at_text' | 'actor_kind' | 'actor_user_id'
+> &
+  Nullable<
+    Pick<
+      Selectable<SettingsSnapshotTable>,
+      | 'allowed_client_types'
+      | 'audit_verbosity'
+      | 'auto_discovery_enabled'
+      | 'default_tool_classification'
+      | 'discovery_interval'
+      | 'inactivity_close_after'
+      | 'inactivity_hide_after'
+      | 'retention_delete_after'
+      | 'enabled'
+      | 'prefer_code_mode_over_direct_tools'
+      | 'require_tool_approval'
+      | 'surface_requestable_tools'
+    >
+  > & {
+    pos_at: string;
+    /** The key from created_at, computed only when there is no created_at_text. */
+    utc_key: string | null;
+    deleted: boolean;
+    has_snapshot: boolean;
+    extra_fields: Record<string, unknown> | null;
+  };
+
+/** Every column of T may be NULL (an outer join that found no row). */
+type Nullable<T> = { [K in keyof T]: T[K] | null };
 
 /** A duration column as its wire text (`"3600s"`), as the diff and the judge read durations. */
 const WIRE_DURATION = (column: string) =>
@@ -289,17 +302,18 @@ export async function readSettingEntries(
 /** Cursor names of this process, unique within any transaction. */
 let cursorCount = 0;
 
-interface PeriodRow {
-  control_id: string;
-  status: Exclude<Status, 'unknown'>;
-  valid_from_key: string;
-  valid_to_key: string | null;
-  entry_id: string | null;
-  actor_kind: string | null;
-  actor_user_id: string | null;
-  ticket: string | null;
-  value: unknown;
-}
+/** The columns of control_period (store/schema.ts) a ControlPeriod is made of; status as stored. */
+type PeriodRow = Pick<
+  Selectable<ControlPeriodTable>,
+  | 'control_id'
+  | 'valid_from_key'
+  | 'valid_to_key'
+  | 'entry_id'
+  | 'actor_kind'
+  | 'actor_user_id'
+  | 'ticket'
+  | 'value'
+> & { status: Exclude<Status, 'unknown'> };
 
 function toPeriod(r: PeriodRow): ControlPeriod {
   return {

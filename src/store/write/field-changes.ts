@@ -1,7 +1,7 @@
 /**
  * Repository of field_change and of the chronological walk over stored entries that computes it.
  */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { FieldChange } from '../../core/diff.js';
 import { toJsonbText } from '../../core/normalise/canonical.js';
 import type { AnnotationRow } from '../../core/normalise/types.js';
@@ -9,6 +9,7 @@ import type { WireSettings } from '../../core/wire.js';
 import { copyRows, type TableCopy } from '../copy.js';
 import { type CopyValue, encodeCopyRows } from '../copy-format.js';
 import type { Session } from '../database.js';
+import type { HistoryEntryTable } from '../schema.js';
 
 /**
  * A place in a tenant's history: created_at as PostgreSQL's exact text (microseconds; a JS Date
@@ -34,20 +35,23 @@ export interface ChronoEntry extends Position {
   readonly annotations: readonly AnnotationRow[];
 }
 
-interface ChronoRow {
-  entry_id: string;
+/** history_entry's columns (types from store/schema.ts) and what CHRONO_COLUMNS computes. */
+type ChronoRow = Pick<
+  Selectable<HistoryEntryTable>,
+  | 'entry_id'
+  | 'created_at'
+  | 'created_at_text'
+  | 'run_id'
+  | 'change_kind'
+  | 'actor_kind'
+  | 'actor_user_id'
+  | 'syslog_event_id'
+  | 'trace_id'
+> & {
   pos_at: string;
-  created_at: Date;
-  created_at_text: string | null;
-  run_id: number;
-  change_kind: string | null;
-  actor_kind: string | null;
-  actor_user_id: string | null;
-  syslog_event_id: string | null;
-  trace_id: string | null;
   snapshot: WireSettings | null;
   annotations: Array<Omit<AnnotationRow, 'tenantId' | 'entryId'>>;
-}
+};
 
 const CHRONO_COLUMNS = sql`
   e.entry_id, e.created_at::text as pos_at, e.created_at, e.created_at_text, e.run_id, e.change_kind, e.actor_kind, e.actor_user_id,

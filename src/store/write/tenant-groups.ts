@@ -5,9 +5,10 @@
  * status is. Rows are never deleted: a removal is `member = false` / `value = NULL`, and a trigger
  * records every change in govtrail.tenant_change.
  */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { TenantConfig } from '../../source/client-config.js';
 import type { Session } from '../database.js';
+import type { TenantGroupTable, TenantLabelTable } from '../schema.js';
 
 /** Who writes what a configuration declares (tenant-registry.ts's CONFIGURATION_ACTOR). */
 const CONFIGURATION_ACTOR = 'configuration';
@@ -17,19 +18,11 @@ function inTransaction<T>(db: Session, fn: (trx: Session) => Promise<T>): Promis
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
 
-interface GroupRow {
-  readonly tenant_id: string;
-  readonly group_name: string;
-  readonly member: boolean;
-  readonly set_by: string;
-}
+type GroupRow = Readonly<
+  Pick<Selectable<TenantGroupTable>, 'tenant_id' | 'group_name' | 'member' | 'set_by'>
+>;
 
-interface LabelRow {
-  readonly tenant_id: string;
-  readonly key: string;
-  readonly value: string | null;
-  readonly set_by: string;
-}
+type LabelRow = Readonly<Pick<Selectable<TenantLabelTable>, 'tenant_id' | 'key' | 'value' | 'set_by'>>;
 
 async function upsertGroup(db: Session, tenant: string, group: string, member: boolean, by: string) {
   await sql`
