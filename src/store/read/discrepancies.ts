@@ -8,7 +8,7 @@ import { type Selectable, sql } from 'kysely';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
 import type { SourceDiscrepancyTable } from '../schema.js';
-import type { DiscrepancyKind, DiscrepancyRow } from '../write/discrepancies.js';
+import type { DiscrepancyKind } from '../write/discrepancies.js';
 import type { PeriodFilter } from './period.js';
 
 /** A discrepancy as listDiscrepancies gives it, with the version the source served. */
@@ -79,4 +79,53 @@ export async function findEntryTimes(
     select entry_id, created_at from govtrail.history_entry
     where tenant_id = ${tenantId} and entry_id = any(${[...entryIds]}::text[])`.execute(db);
   return new Map(rows.map((r) => [r.entry_id, r.created_at]));
+}
+
+/** One stored discrepancy row, for reports and the CLI. */
+export interface DiscrepancyRow {
+  readonly discrepancyId: number;
+  readonly tenantId: string;
+  readonly entryId: string;
+  readonly kind: DiscrepancyKind;
+  readonly detectedAt: Date;
+  readonly runId: number;
+  readonly entryCreatedAt: Date | null;
+  readonly storedSha256: string | null;
+  readonly sourceSha256: string | null;
+}
+
+/** The tenant's discrepancies found by one run (or by every run when runId is undefined), oldest first. */
+export async function listDiscrepancies(
+  db: Session,
+  options: { tenantId?: string; runId?: number; limit?: number } = {},
+): Promise<DiscrepancyRow[]> {
+  let q = db
+    .selectFrom('govtrail.source_discrepancy')
+    .select([
+      'discrepancy_id',
+      'tenant_id',
+      'entry_id',
+      'kind',
+      'detected_at',
+      'run_id',
+      'entry_created_at',
+      'stored_sha256',
+      'source_sha256',
+    ])
+    .orderBy('discrepancy_id');
+  if (options.tenantId !== undefined) q = q.where('tenant_id', '=', options.tenantId);
+  if (options.runId !== undefined) q = q.where('run_id', '=', options.runId);
+  if (options.limit !== undefined) q = q.limit(options.limit);
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    discrepancyId: Number(r.discrepancy_id),
+    tenantId: r.tenant_id,
+    entryId: r.entry_id,
+    kind: r.kind as DiscrepancyKind,
+    detectedAt: r.detected_at,
+    runId: Number(r.run_id),
+    entryCreatedAt: r.entry_created_at,
+    storedSha256: r.stored_sha256,
+    sourceSha256: r.source_sha256,
+  }));
 }
