@@ -26,19 +26,19 @@ export default defineConfig({
       // every mutated module: it loads (catches a mutant that throws at import)
       'test/unit/core-modules-load.test.ts',
       // core/normalise/
-      'test/unit/normalise-*.test.ts',
+      'test/unit/core-normalise-*.test.ts',
       'test/property/normalise.test.ts',
       'test/property/canonical.test.ts',
       'test/property/entry-key.test.ts',
       'test/property/time.test.ts',
       // core/diff.ts
-      'test/unit/changes-diff*.test.ts',
+      'test/unit/core-diff*.test.ts',
       // core/rules/ (and the backfill walk, which evaluates rules)
-      'test/unit/alerts-rules*.test.ts',
-      'test/unit/alerts-rulepack*.test.ts',
+      'test/unit/core-rules*.test.ts',
+      'test/unit/rules-test.test.ts',
       'test/unit/backfill-walk.test.ts',
       // core/backoff.ts
-      'test/unit/tenant-api-backoff*.test.ts',
+      'test/unit/source-backoff*.test.ts',
       // core/stop-rule.ts
       'test/unit/sync-stop-rule*.test.ts',
       // sync/served.ts
@@ -55,6 +55,13 @@ export default defineConfig({
       'test/unit/sync-fleet.test.ts',
       'test/unit/worker-slots.test.ts',
       'test/unit/client-types-shown.test.ts',
+      // core/conformance/, core/oscal/, core/json-text.ts, core/id-filter.ts
+      'test/unit/conformance-*.test.ts',
+      'test/property/conformance-judge.test.ts',
+      'test/unit/oscal-*.test.ts',
+      'test/unit/json-text.test.ts',
+      'test/property/json-text-differential.test.ts',
+      'test/unit/id-filter.test.ts',
     ],
     sequence: { sequencer: UnitTestsFirst },
     testTimeout: 30_000,

@@ -55,7 +55,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S6 step 6: the checkpoint is the last entry stored, not the newest by (created_at, entry_id)',
     patches: [
       {
-        file: 'src/store/write/entries.ts',
+        file: 'src/store/read/stored-entries.ts',
         find: `    .orderBy('created_at', 'desc')
     .orderBy('entry_id', 'desc')`,
         replace: `    .orderBy('seq', 'desc')`,
@@ -1511,7 +1511,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'C5: entries are judged in the database order (microseconds, then id), not by their nanosecond instants',
     patches: [
       {
-        file: 'src/store/write/conformance.ts',
+        file: 'src/store/read/conformance-history.ts',
         find: '    page.sort(byKey);\n',
         replace: '',
       },

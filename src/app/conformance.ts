@@ -13,17 +13,10 @@ import { buildCheck, buildReport, type CheckJson, type ReportJson } from '../cor
 import type { Ranks } from '../core/diff.js';
 import { GovtrailError } from '../core/errors.js';
 import type { Session } from '../store/database.js';
+import { readSettingEntries, settingBounds, ticketsOf } from '../store/read/conformance-history.js';
+import { judgedBaselineOf, previousCheck, readControlPeriods } from '../store/read/control-periods.js';
 import { listTenants } from '../store/read/views.js';
-import {
-  judgedBaselineOf,
-  previousCheck,
-  readControlPeriods,
-  readSettingEntries,
-  recordBaselineText,
-  recordCheck,
-  settingBounds,
-  ticketsOf,
-} from '../store/write/conformance.js';
+import { recordBaselineText, recordCheck } from '../store/write/conformance.js';
 import { storedTenants } from './select-tenants.js';
 
 /**

@@ -7,7 +7,7 @@
 import type { Config, TenantConfig } from '../config/settings.js';
 import { ConfigError, GovtrailError } from '../core/errors.js';
 import type { Session } from '../store/database.js';
-import { tenantsOfGroup } from '../store/write/tenant-groups.js';
+import { tenantsOfGroup } from '../store/read/tenant-groups.js';
 import { registerTenants, selectSchedulable } from '../store/write/tenant-registry.js';
 import type { RunSummary } from '../sync/run-types.js';
 import { resolveTenant } from './resolve-tenant.js';

@@ -5,8 +5,9 @@ import { type AlertMessage, SEVERITIES, type Sink } from '../core/alert.js';
 import { ALERT_STATES, type AlertState } from '../core/alert-lifecycle.js';
 import { GovtrailError } from '../core/errors.js';
 import { terminalJson, terminalLine } from '../runtime/terminal.js';
+import type { AlertStateRow } from '../store/read/alert-states.js';
 import type { AlertSummary } from '../store/read/recent.js';
-import type { AlertStateRow, EventRequest, StoredAlertEvent } from '../store/write/alert-events.js';
+import type { EventRequest, StoredAlertEvent } from '../store/write/alert-events.js';
 import { ExitCode } from './exit.js';
 import { positiveIntegerArg, timeArg } from './options.js';
 import { formatTable } from './table.js';
@@ -226,7 +227,7 @@ async function listAlerts(opts: ListOptions): Promise<void> {
     // A tenant named but never stored is a usage error (exit 2), as in every other command.
     if (opts.tenant !== undefined) await resolveTenant(database.db, opts.tenant);
     if (states !== undefined || opts.assignee !== undefined) {
-      const { findAlertStates } = await import('../store/write/alert-events.js');
+      const { findAlertStates } = await import('../store/read/alert-states.js');
       const rows = await findAlertStates(database.db, {
         states,
         assignee: opts.assignee,

@@ -3,8 +3,7 @@ import { Command, Option } from 'commander';
 import type { Alerting } from '../app/alerting.js';
 import type { CommandContext } from '../app/context.js';
 import type { Config, TenantConfig } from '../config/settings.js';
-import { ALL_CLIENT_TYPES, formatValue } from '../core/format.js';
-import { MAPPED_TOP_LEVEL_KEYS, readWireField, SNAPSHOT_FIELDS } from '../core/normalise/fields.js';
+import { formatValue } from '../core/format.js';
 import { packagePath } from '../runtime/paths.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { Database } from '../store/database.js';
@@ -137,7 +136,7 @@ async function reconcileRewrite(
   database: Database,
   run: DemoRun,
 ): Promise<void> {
-  const { listDiscrepancies } = await import('../store/write/discrepancies.js');
+  const { listDiscrepancies } = await import('../store/read/discrepancies.js');
   const { out } = ctx;
   const served = sandbox.history.entries() as Array<{ metadata?: { id?: string; createdAt?: string } }>;
   const rewritten = served[Math.floor(served.length / 3)]?.metadata;
@@ -169,7 +168,7 @@ async function tellStory(
   const { writeReport } = await import('../app/report.js');
   const { countAlerts } = await import('../store/read/recent.js');
   const { findEntryRange, findSettingsAsOf } = await import('../store/read/views.js');
-  const { countEntries } = await import('../store/write/entries.js');
+  const { countEntries } = await import('../store/read/stored-entries.js');
   const { config, out } = ctx;
   const inserted = summaries.reduce((n, s) => n + s.counters.entriesInserted, 0);
   const db = database.db;

@@ -73,7 +73,7 @@ export function readersCommand(): Command {
         );
       const { createContext } = await import('../app/context.js');
       const { grantReader } = await import('../store/write/reader-scope.js');
-      const { tenantsOfGroup } = await import('../store/write/tenant-groups.js');
+      const { tenantsOfGroup } = await import('../store/read/tenant-groups.js');
       const ctx = createContext();
       const database = await ctx.openDatabase();
       let line: string;

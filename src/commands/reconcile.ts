@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Alerting } from '../app/alerting.js';
 import type { TenantSelection } from '../app/select-tenants.js';
-import type { DiscrepancyRow } from '../store/write/discrepancies.js';
+import type { DiscrepancyRow } from '../store/read/discrepancies.js';
 import type { RunSummary } from '../sync/run-types.js';
 import { ExitCode } from './exit.js';
 import { agrees, formatReconcile } from './format-reconcile.js';
@@ -60,7 +60,7 @@ async function reconcileTenants(opts: TenantSelection): Promise<void> {
   const { createContext } = await import('../app/context.js');
   const { registerSucceeded, runnableTenants, selectTenants } = await import('../app/select-tenants.js');
   const { reconcileTenant } = await import('../app/tenant-run.js');
-  const { listDiscrepancies } = await import('../store/write/discrepancies.js');
+  const { listDiscrepancies } = await import('../store/read/discrepancies.js');
   const ctx = createContext();
   const { config } = ctx;
   // A configuration without the tenant named is refused before the store is opened.

@@ -9,8 +9,9 @@ import { hostname, userInfo } from 'node:os';
 import { Command } from 'commander';
 import { groupNameProblem, labelProblem } from '../config/tenants.js';
 import { GovtrailError } from '../core/errors.js';
+import type { RegisteredTenant } from '../store/read/tenant-registry.js';
 import type { MembershipChange } from '../store/write/tenant-groups.js';
-import type { RegisteredTenant, RegistryChanges, TenantStatus } from '../store/write/tenant-registry.js';
+import type { RegistryChanges, TenantStatus } from '../store/write/tenant-registry.js';
 import { formatTable } from './table.js';
 
 /** A tenant's groups and labels as `tenants list` shows them. */
@@ -209,8 +210,9 @@ export function tenantsCommand(): Command {
     .option('-g, --group <name>', 'only the tenants of this group')
     .action(async (opts: { group?: string }) => {
       const { createContext } = await import('../app/context.js');
-      const { listRegisteredTenants, selectSchedulable } = await import('../store/write/tenant-registry.js');
-      const { membershipOfAll } = await import('../store/write/tenant-groups.js');
+      const { selectSchedulable } = await import('../store/write/tenant-registry.js');
+      const { listRegisteredTenants } = await import('../store/read/tenant-registry.js');
+      const { membershipOfAll } = await import('../store/read/tenant-groups.js');
       const ctx = createContext();
       const database = await ctx.openDatabase({ existing: true });
       let rows: RegisteredTenant[];

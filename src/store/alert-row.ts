@@ -1,20 +1,25 @@
 /** A row of govtrail.alert as the outbox and the OCSF export read it, and the alert message it is. */
+import type { Selectable } from 'kysely';
 import type { AlertContext, AlertMessage, Severity } from '../core/alert.js';
+import type { AlertTable } from './schema.js';
 
 /** The columns of govtrail.alert an alert message is made of. */
-export interface AlertRow {
+export type AlertRow = Pick<
+  Selectable<AlertTable>,
+  | 'tenant_id'
+  | 'entry_id'
+  | 'rule_id'
+  | 'rule_version'
+  | 'severity'
+  | 'title'
+  | 'summary'
+  | 'dedupe_key'
+  | 'created_at'
+> & {
+  /** A number, or text where the query selects `alert_id::text`. */
   alert_id: number | string;
-  tenant_id: string;
-  entry_id: string | null;
-  rule_id: string;
-  rule_version: number;
-  severity: string;
-  title: string;
-  summary: string;
   context: AlertContext;
-  dedupe_key: string;
-  created_at: Date;
-}
+};
 
 export function alertMessageOf(r: AlertRow): AlertMessage {
   return {

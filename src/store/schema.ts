@@ -229,6 +229,57 @@ export interface TenantDecisionTable {
   decided_at: GeneratedTimestamp;
 }
 
+/** The handling of an alert (0025): append-only; alert_state folds it. */
+export interface AlertEventTable {
+  event_id: Generated<number>;
+  alert_id: number;
+  kind: string;
+  actor: string;
+  at: GeneratedTimestamp;
+  note: string | null;
+  assignee: string | null;
+  until: Timestamp | null;
+  automatic: Generated<boolean>;
+  repeat_count: number | null;
+  details: Json | null;
+}
+
+/** Per tenant and control, the periods of one status under a baseline (0020). */
+export interface ControlPeriodTable {
+  tenant_id: string;
+  baseline_id: string;
+  baseline_sha256: string;
+  control_id: string;
+  status: string;
+  valid_from: Timestamp;
+  valid_to: Timestamp | null;
+  valid_from_key: string;
+  valid_to_key: string | null;
+  entry_id: string | null;
+  actor_kind: string | null;
+  actor_user_id: string | null;
+  ticket: string | null;
+  value: Json | null;
+}
+
+/** A tenant's membership of a group (0030); `member` false keeps a removal set by an operator. */
+export interface TenantGroupTable {
+  tenant_id: string;
+  group_name: string;
+  member: boolean;
+  set_by: string;
+  set_at: GeneratedTimestamp;
+}
+
+/** A tenant's label (0030). */
+export interface TenantLabelTable {
+  tenant_id: string;
+  key: string;
+  value: string | null;
+  set_by: string;
+  set_at: GeneratedTimestamp;
+}
+
 export interface DB {
   'govtrail.sync_run': SyncRunTable;
   'govtrail.history_entry': HistoryEntryTable;
@@ -245,4 +296,8 @@ export interface DB {
   'govtrail.tenant': TenantTable;
   'govtrail.tenant_decision': TenantDecisionTable;
   'govtrail.anchor_log': AnchorLogTable;
+  'govtrail.alert_event': AlertEventTable;
+  'govtrail.control_period': ControlPeriodTable;
+  'govtrail.tenant_group': TenantGroupTable;
+  'govtrail.tenant_label': TenantLabelTable;
 }

@@ -17,7 +17,7 @@ import {
   findEntryBefore,
   findEntryTimesBetween,
   streamEntriesFrom,
-} from '../store/write/field-changes.js';
+} from '../store/read/chrono-entries.js';
 import { WALK_WINDOW_MS } from './backfill-walk.js';
 import { entryRow } from './change-step.js';
 

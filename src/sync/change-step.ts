@@ -16,14 +16,16 @@ import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
 import {
   type ChronoEntry,
-  type FieldChangeRow,
-  fieldChangeCopy,
   findEntryBefore,
   findEntryTimesBetween,
   findOldestOfRun,
+  streamEntriesFrom,
+} from '../store/read/chrono-entries.js';
+import {
+  type FieldChangeRow,
+  fieldChangeCopy,
   insertFieldChanges,
   replaceFieldChanges,
-  streamEntriesFrom,
 } from '../store/write/field-changes.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import { BackfillWalk, canWalkInMemory, WALK_WINDOW_MS } from './backfill-walk.js';

@@ -6,7 +6,7 @@
 import { contentHash } from '../core/normalise/canonical.js';
 import { type EntryKey, normaliseEntry } from '../core/normalise/entry.js';
 import type { NormalisedEntry } from '../core/normalise/types.js';
-import type { StoredVersion } from '../store/write/entries.js';
+import type { StoredVersion } from '../store/read/stored-entries.js';
 import type { RunCounters } from '../store/write/runs.js';
 import type { ServedVersion } from './run-types.js';
 import type { ServedGroups } from './served.js';

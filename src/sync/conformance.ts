@@ -12,18 +12,18 @@ import type { RoutedSink } from '../core/routing.js';
 import type { Session } from '../store/database.js';
 import {
   earliestSettingEntryKey,
-  judgedBaselineOf,
   lastJudgedKey,
+  readSettingEntries,
+  runEntryFacts,
+  ticketsOf,
+} from '../store/read/conformance-history.js';
+import {
+  judgedBaselineOf,
   periodsBefore,
   periodsInForce,
   periodsOpenedWithoutEntry,
-  readSettingEntries,
-  recordBaselineText,
-  replaceControlPeriods,
-  runEntryFacts,
-  setTenantBaseline,
-  ticketsOf,
-} from '../store/write/conformance.js';
+} from '../store/read/control-periods.js';
+import { recordBaselineText, replaceControlPeriods, setTenantBaseline } from '../store/write/conformance.js';
 import { insertAlerts } from '../store/write/outbox.js';
 import type { ChangeStep } from './run-types.js';
 

@@ -10,14 +10,13 @@ import { entryKeyOf, normaliseEntry } from '../core/normalise/entry.js';
 import type { NormalisedEntry } from '../core/normalise/types.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
+import { findStoredVersions, type StoredVersion } from '../store/read/stored-entries.js';
 import {
   type EncodedEntries,
   encodeEntries,
-  findStoredVersions,
   insertRejected,
   joinEncodedEntries,
   type RejectedInput,
-  type StoredVersion,
   writeEncodedEntries,
 } from '../store/write/entries.js';
 import type { RunCounters } from '../store/write/runs.js';

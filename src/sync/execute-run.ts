@@ -9,18 +9,16 @@ import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
+import { type Checkpoint, readCheckpoint } from '../store/read/checkpoint.js';
+import { findSucceededInSlot, hasSucceededBefore } from '../store/read/run-ledger.js';
+import { findLastRowHash, findNewestEntry } from '../store/read/stored-entries.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
-import { findLastRowHash, findNewestEntry } from '../store/write/entries.js';
 import {
-  type Checkpoint,
   failOrphanedRuns,
-  findSucceededInSlot,
   finishRun,
-  hasSucceededBefore,
   type ReconcileLedger,
   type RunCounters,
   type RunKind,
-  readCheckpoint,
   recordSkippedRun,
   startRun,
   tryLockTenant,

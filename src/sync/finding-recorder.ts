@@ -6,12 +6,12 @@ import { diffSnapshots } from '../core/diff.js';
 import { contentHash } from '../core/normalise/canonical.js';
 import type { EntryRow, NormalisedEntry } from '../core/normalise/types.js';
 import type { Session } from '../store/database.js';
+import { type ChronoEntry, findChronoEntries } from '../store/read/chrono-entries.js';
 import {
   type Discrepancy,
   type RecordedDiscrepancy,
   recordDiscrepancies,
 } from '../store/write/discrepancies.js';
-import { type ChronoEntry, findChronoEntries } from '../store/write/field-changes.js';
 import type { ChangeStep, Finding, ServedVersion } from './run-types.js';
 
 /**

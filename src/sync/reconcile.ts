@@ -9,8 +9,8 @@
  */
 
 import type { Session } from '../store/database.js';
-import { findStoredContent } from '../store/write/entries.js';
-import { type ChronoEntry, findChronoEntries } from '../store/write/field-changes.js';
+import { type ChronoEntry, findChronoEntries } from '../store/read/chrono-entries.js';
+import { findStoredContent } from '../store/read/stored-entries.js';
 import type { ReconcileLedger } from '../store/write/runs.js';
 import {
   countGone,

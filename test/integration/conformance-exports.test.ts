@@ -16,7 +16,7 @@ import { dateKey } from '../../src/core/normalise/time.js';
 import { writeOscal } from '../../src/outputs/conformance/oscal.js';
 import { writeOcsfJsonl } from '../../src/outputs/ocsf/jsonl.js';
 import { findJudgingBaseline } from '../../src/store/read/conformance-baseline.js';
-import { readControlPeriods } from '../../src/store/write/conformance.js';
+import { readControlPeriods } from '../../src/store/read/control-periods.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { ocsfProblems } from '../helpers/ocsf.js';

@@ -30,8 +30,8 @@ import { type EvidencePackResult, writeEvidencePack } from '../../src/outputs/pa
 import { verifyPack } from '../../src/outputs/pack/verify-pack.js';
 import { loadReportData } from '../../src/outputs/report/data.js';
 import { renderReport } from '../../src/outputs/report/html.js';
+import { readControlPeriods } from '../../src/store/read/control-periods.js';
 import { recordAlertEvents } from '../../src/store/write/alert-events.js';
-import { readControlPeriods } from '../../src/store/write/conformance.js';
 import { judgeTenant } from '../../src/sync/conformance.js';
 import { parseCsv } from '../helpers/csv.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { listOwnerRemovals } from '../../src/store/write/owners.js';
+import { listOwnerRemovals } from '../../src/store/read/owner-removals.js';
 import { runCliCaptured } from '../helpers/cli-process.js';
 import { createTestDatabase, NEEDS_SERVER, onServer, type TestDatabase } from '../helpers/database.js';
 

@@ -4,7 +4,7 @@
  * boundary (a backfill then failed with "ON CONFLICT DO UPDATE command cannot affect row a second time").
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOldestOfRun, streamEntriesFrom } from '../../src/store/write/field-changes.js';
+import { findOldestOfRun, streamEntriesFrom } from '../../src/store/read/chrono-entries.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;

@@ -12,6 +12,7 @@ import { diffSnapshots } from '../../src/core/diff.js';
 import { GovtrailError } from '../../src/core/errors.js';
 import { normaliseEntry } from '../../src/core/normalise/entry.js';
 import type { AnnotationRow, EntryRow } from '../../src/core/normalise/types.js';
+import { compileCondition } from '../../src/core/rules/conditions.js';
 import { parseWindowSeconds } from '../../src/core/rules/pack-schema.js';
 import {
   backfillDigest,
@@ -703,5 +704,16 @@ describe('rule file validation names the file, the rule and the key', () => {
   it('refuses a shipped pack that uses an id twice', () => {
     const twice = defaultYaml().replace('id: AIGOV-002', 'id: AIGOV-001');
     expect(() => parseRulePack(twice)).toThrow('default-rules.yaml: rule AIGOV-001: id used twice');
+  });
+});
+
+describe('a compiled source_discrepancy condition', () => {
+  it('matches a discrepancy of a listed kind only, and never an entry without one', async () => {
+    const pack = loadRulePack(defaultRulesPath());
+    const test = compileCondition({ source_discrepancy: { kinds: ['backdated'] } });
+    const base = ctx({}, pack);
+    expect(test({ ...base, discrepancy: facts('backdated') })).toBe(true);
+    expect(test({ ...base, discrepancy: facts('missing_at_source') })).toBe(false);
+    expect(test(base)).toBe(false);
   });
 });

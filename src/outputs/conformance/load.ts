@@ -7,7 +7,7 @@ import type { ControlPeriod, Status } from '../../core/conformance/judge.js';
 import type { Ranks } from '../../core/diff.js';
 import type { Session } from '../../store/database.js';
 import { findJudgingBaseline, type JudgingBaseline } from '../../store/read/conformance-baseline.js';
-import { readControlPeriods } from '../../store/write/conformance.js';
+import { readControlPeriods } from '../../store/read/control-periods.js';
 
 export interface TenantConformance {
   readonly tenantId: string;

@@ -4,6 +4,7 @@
  */
 import type { RulePack } from '../../core/rules/rules.js';
 import type { Session } from '../../store/database.js';
+import type { DiscrepancyRow } from '../../store/read/discrepancies.js';
 import {
   findLatestDiscrepancies,
   findSourceIntegrity,
@@ -23,7 +24,6 @@ import {
   findTimeline,
   type TimelineRow,
 } from '../../store/read/views.js';
-import type { DiscrepancyRow } from '../../store/write/discrepancies.js';
 import type { BackfillFindings } from '../../sync/backfill-findings.js';
 import { loadReportAlerts } from './alert-section.js';
 import { loadReportCompliance } from './compliance-data.js';

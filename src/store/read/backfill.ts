@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
-import type { Position } from '../write/field-changes.js';
+import type { Position } from './chrono-entries.js';
 
 /** The runs of a tenant that raised an alert of one of the backfill digest rules: their entries had no per-entry alerts. */
 export async function findBackfillRuns(

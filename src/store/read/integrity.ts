@@ -5,7 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
-import type { DiscrepancyKind, DiscrepancyRow } from '../write/discrepancies.js';
+import type { DiscrepancyKind } from '../write/discrepancies.js';
+import type { DiscrepancyRow } from './discrepancies.js';
 
 /** The coverage record of a successful reconcile: "on D, every one of N entries from X to Y matched". */
 export interface VerifiedRun {

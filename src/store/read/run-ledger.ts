@@ -1,12 +1,8 @@
-/**
- * The run ledger (table sync_run): the runs started in a period, and the last success before it.
- * Read by the evidence pack inside its one read-only snapshot transaction; walked in keyset
- * pages in a stable order, so a period of any length holds one page in memory.
- */
 import { sql } from 'kysely';
 import type { Session } from '../database.js';
 import { keysetPages } from '../paging.js';
 import { andAfter } from '../predicates.js';
+import type { RunKind, RunStatus } from '../write/runs.js';
 import type { PeriodFilter } from './period.js';
 
 export interface LedgerRun {
@@ -101,4 +97,58 @@ export async function findLastSuccessBefore(db: Session, tenantId: string, at: D
     select max(r.finished_at) as finished_at from govtrail.sync_run r
     where r.tenant_id = ${tenantId} and r.status = 'succeeded' and r.started_at < ${at}`.execute(db);
   return rows[0]?.finished_at ?? null;
+}
+
+/** Statuses of the tenant's most recent runs of a kind, newest first (skipped runs excluded). */
+export async function recentRunStatuses(
+  db: Session,
+  tenantId: string,
+  limit: number,
+  kind: RunKind = 'sync',
+): Promise<RunStatus[]> {
+  const rows = await db
+    .selectFrom('govtrail.sync_run')
+    .select('status')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', kind)
+    .where('status', 'in', ['succeeded', 'failed'])
+    .orderBy('run_id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.status as RunStatus);
+}
+
+/**
+ * The run that already succeeded for the tenant in a schedule slot, if one did: a job attempt after
+ * the first asks before running, since the replica of an earlier attempt may have committed its run
+ * and died before it could close the job.
+ */
+export async function findSucceededInSlot(
+  db: Session,
+  tenantId: string,
+  kind: RunKind,
+  slot: Date,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('govtrail.sync_run')
+    .select('run_id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', kind)
+    .where('slot', '=', slot)
+    .where('status', '=', 'succeeded')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.run_id;
+}
+
+/** Whether the tenant ever had a successful run (a first run is a backfill). */
+export async function hasSucceededBefore(db: Session, tenantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('govtrail.sync_run')
+    .select('run_id')
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'succeeded')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -3,17 +3,13 @@
  * checking them against the replayed state (src/core/alert-lifecycle.ts), resolving alerts
  * automatically, listing alerts by state, and the outbox of the follow-ups the sinks receive.
  */
-import { sql } from 'kysely';
-import type { AlertContext, AlertMessage, DeliveryStore, DueDelivery, Severity } from '../../core/alert.js';
-import {
-  type AlertEventKind,
-  type AlertState,
-  type LifecycleEvent,
-  refusal,
-  replay,
-} from '../../core/alert-lifecycle.js';
+import { type Selectable, sql } from 'kysely';
+import type { DeliveryStore, DueDelivery } from '../../core/alert.js';
+import { type AlertEventKind, type LifecycleEvent, refusal, replay } from '../../core/alert-lifecycle.js';
 import { GovtrailError } from '../../core/errors.js';
+import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
+import type { AlertEventTable } from '../schema.js';
 
 /** One stored event, as the commands, the evidence pack and the sinks see it. */
 export interface StoredAlertEvent extends LifecycleEvent {
@@ -35,19 +31,16 @@ export interface EventRequest {
   readonly forSeconds?: number | undefined;
 }
 
-interface EventRow {
+/**
+ * An alert_event row (store/schema.ts), with kind and details as their stored shapes; the ids are
+ * selected as text (`::text`).
+ */
+type EventRow = Omit<Selectable<AlertEventTable>, 'event_id' | 'alert_id' | 'kind' | 'details'> & {
   event_id: string;
   alert_id: string;
   kind: AlertEventKind;
-  actor: string;
-  at: Date;
-  note: string | null;
-  assignee: string | null;
-  until: Date | null;
-  automatic: boolean;
-  repeat_count: number | null;
   details: Record<string, unknown> | null;
-}
+};
 
 function toEvent(r: EventRow): StoredAlertEvent {
   return {
@@ -217,79 +210,6 @@ export async function resolveAlertsAutomatically(
   });
 }
 
-/** One row of `alerts list --status`: the alert and its handling (alert_state). */
-export interface AlertStateRow {
-  readonly alertId: string;
-  readonly tenantId: string;
-  readonly ruleId: string;
-  readonly severity: Severity;
-  readonly title: string;
-  readonly createdAt: Date;
-  readonly state: AlertState;
-  readonly assignee: string | null;
-  readonly acknowledgedBy: string | null;
-  readonly acknowledgedAt: Date | null;
-  readonly resolvedBy: string | null;
-  readonly resolvedAt: Date | null;
-  readonly resolvedNote: string | null;
-  readonly snoozedUntil: Date | null;
-  readonly repeats: number;
-}
-
-/** Alerts by handling state, newest first. */
-export async function findAlertStates(
-  db: Session,
-  o: {
-    readonly states?: readonly AlertState[] | undefined;
-    readonly assignee?: string | undefined;
-    readonly tenantId?: string | undefined;
-    readonly limit: number;
-  },
-): Promise<AlertStateRow[]> {
-  const { rows } = await sql<{
-    alert_id: string;
-    tenant_id: string;
-    rule_id: string;
-    severity: Severity;
-    title: string;
-    created_at: Date;
-    state: AlertState;
-    assignee: string | null;
-    acknowledged_by: string | null;
-    acknowledged_at: Date | null;
-    resolved_by: string | null;
-    resolved_at: Date | null;
-    resolved_note: string | null;
-    snoozed_until: Date | null;
-    repeats: number;
-  }>`
-    select alert_id::text, tenant_id, rule_id, severity, title, created_at, state, assignee, acknowledged_by,
-           acknowledged_at, resolved_by, resolved_at, resolved_note, snoozed_until, repeats
-    from govtrail.alert_state
-    where (${o.states ?? null}::text[] is null or state = any(${o.states ?? null}::text[]))
-      and (${o.assignee ?? null}::text is null or assignee = ${o.assignee ?? null})
-      and (${o.tenantId ?? null}::text is null or tenant_id = ${o.tenantId ?? null})
-    order by created_at desc, alert_id desc
-    limit ${o.limit}`.execute(db);
-  return rows.map((r) => ({
-    alertId: r.alert_id,
-    tenantId: r.tenant_id,
-    ruleId: r.rule_id,
-    severity: r.severity,
-    title: r.title,
-    createdAt: r.created_at,
-    state: r.state,
-    assignee: r.assignee,
-    acknowledgedBy: r.acknowledged_by,
-    acknowledgedAt: r.acknowledged_at,
-    resolvedBy: r.resolved_by,
-    resolvedAt: r.resolved_at,
-    resolvedNote: r.resolved_note,
-    snoozedUntil: r.snoozed_until,
-    repeats: r.repeats,
-  }));
-}
-
 /**
  * The DeliveryStore of lifecycle follow-ups, over alert_event_delivery. Its rows carry the event;
  * the id the mark* methods receive is the event id. An event becomes due for a sink only once the
@@ -301,22 +221,12 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
   return {
     async dueDeliveries(now, limit): Promise<DueDelivery[]> {
       const { rows } = await sql<
-        EventRow & {
-          a_alert_id: number;
-          tenant_id: string;
-          entry_id: string | null;
-          rule_id: string;
-          rule_version: number;
-          severity: string;
-          title: string;
-          summary: string;
-          context: AlertContext;
-          dedupe_key: string;
-          created_at: Date;
-          sink: string;
-          attempts: number;
-          first_attempt_at: Date | null;
-        }
+        EventRow &
+          Omit<AlertRow, 'alert_id'> & {
+            sink: string;
+            attempts: number;
+            first_attempt_at: Date | null;
+          }
       >`
         select e.event_id::text, e.alert_id::text, e.kind, e.actor, e.at, e.note, e.assignee, e.until, e.automatic,
                e.repeat_count, e.details,
@@ -334,7 +244,7 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
         order by d.event_id, d.sink
         limit ${limit}`.execute(db);
       return rows.map((r) => ({
-        alert: alertOf(r),
+        alert: alertMessageOf(r),
         sink: r.sink,
         attempts: r.attempts,
         firstAttemptAt: r.first_attempt_at,
@@ -359,33 +269,5 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
                     first_attempt_at = coalesce(first_attempt_at, now())
                 where event_id = ${Number(eventId)} and sink = ${sink}`.execute(db);
     },
-  };
-}
-
-function alertOf(r: {
-  alert_id: string;
-  tenant_id: string;
-  entry_id: string | null;
-  rule_id: string;
-  rule_version: number;
-  severity: string;
-  title: string;
-  summary: string;
-  context: AlertContext;
-  dedupe_key: string;
-  created_at: Date;
-}): AlertMessage {
-  return {
-    alertId: String(r.alert_id),
-    tenantId: r.tenant_id,
-    entryId: r.entry_id,
-    ruleId: r.rule_id,
-    ruleVersion: r.rule_version,
-    severity: r.severity as Severity,
-    title: r.title,
-    summary: r.summary,
-    context: r.context,
-    dedupeKey: r.dedupe_key,
-    createdAt: r.created_at.toISOString(),
   };
 }

@@ -2,14 +2,7 @@
  * Repository of the alert outbox: alert and alert_delivery.
  */
 import { sql } from 'kysely';
-import type {
-  AlertContext,
-  AlertDraft,
-  AlertMessage,
-  DeliveryStore,
-  DueDelivery,
-  Severity,
-} from '../../core/alert.js';
+import type { AlertContext, AlertDraft, DeliveryStore, DueDelivery, Severity } from '../../core/alert.js';
 import { replay, stateAt } from '../../core/alert-lifecycle.js';
 import { toJsonbText } from '../../core/normalise/canonical.js';
 import { type RoutedSink, sinksFor } from '../../core/routing.js';

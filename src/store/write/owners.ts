@@ -26,11 +26,6 @@ export interface OwnerRemovalRecord {
   readonly error: string | null;
 }
 
-export interface StoredOwnerRemoval extends OwnerRemovalRecord {
-  readonly removalId: number;
-  readonly requestedAt: Date;
-}
-
 export async function recordOwnerRemoval(db: Session, r: OwnerRemovalRecord): Promise<number> {
   const row = await db
     .insertInto('govtrail.owner_removal')
@@ -50,26 +45,4 @@ export async function recordOwnerRemoval(db: Session, r: OwnerRemovalRecord): Pr
     .returning('removal_id')
     .executeTakeFirstOrThrow();
   return row.removal_id;
-}
-
-/** Every recorded call, oldest first. */
-export async function listOwnerRemovals(db: Session, tenantId?: string): Promise<StoredOwnerRemoval[]> {
-  let q = db.selectFrom('govtrail.owner_removal').selectAll().orderBy('removal_id');
-  if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
-  const rows = await q.execute();
-  return rows.map((r) => ({
-    removalId: r.removal_id,
-    requestedAt: new Date(r.requested_at),
-    tenantId: r.tenant_id,
-    appId: r.app_id,
-    resourceTypeId: r.resource_type_id,
-    resourceId: r.resource_id,
-    roleSlug: r.role_slug,
-    entitlementAppId: r.entitlement_app_id,
-    entitlementId: r.entitlement_id,
-    dryRun: r.dry_run,
-    outcome: r.outcome as OwnerRemovalOutcome,
-    httpStatus: r.http_status,
-    error: r.error,
-  }));
 }

@@ -11,30 +11,6 @@ export type RunTrigger = 'cli' | 'schedule' | 'demo';
 export type RunKind = 'sync' | 'reconcile';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
 
-export interface Checkpoint {
-  readonly entryId: string;
-  readonly createdAt: Date;
-  /** UTC, nine fractional digits. */
-  readonly createdAtKey: string;
-  readonly runId: number;
-}
-
-export async function readCheckpoint(db: Session, tenantId: string): Promise<Checkpoint | undefined> {
-  const row = await db
-    .selectFrom('govtrail.checkpoint')
-    .select(['entry_id', 'entry_created_at', 'entry_created_at_key', 'run_id'])
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  return row === undefined
-    ? undefined
-    : {
-        entryId: row.entry_id,
-        createdAt: row.entry_created_at,
-        createdAtKey: row.entry_created_at_key,
-        runId: row.run_id,
-      };
-}
-
 export async function writeCheckpoint(
   db: Session,
   tenantId: string,
@@ -215,60 +191,6 @@ export async function finishRun(
     })
     .where('run_id', '=', runId)
     .execute();
-}
-
-/** Statuses of the tenant's most recent runs of a kind, newest first (skipped runs excluded). */
-export async function recentRunStatuses(
-  db: Session,
-  tenantId: string,
-  limit: number,
-  kind: RunKind = 'sync',
-): Promise<RunStatus[]> {
-  const rows = await db
-    .selectFrom('govtrail.sync_run')
-    .select('status')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', kind)
-    .where('status', 'in', ['succeeded', 'failed'])
-    .orderBy('run_id', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.status as RunStatus);
-}
-
-/**
- * The run that already succeeded for the tenant in a schedule slot, if one did: a job attempt after
- * the first asks before running, since the replica of an earlier attempt may have committed its run
- * and died before it could close the job.
- */
-export async function findSucceededInSlot(
-  db: Session,
-  tenantId: string,
-  kind: RunKind,
-  slot: Date,
-): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('govtrail.sync_run')
-    .select('run_id')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', kind)
-    .where('slot', '=', slot)
-    .where('status', '=', 'succeeded')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.run_id;
-}
-
-/** Whether the tenant ever had a successful run (a first run is a backfill). */
-export async function hasSucceededBefore(db: Session, tenantId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('govtrail.sync_run')
-    .select('run_id')
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'succeeded')
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** Session-level advisory lock on the tenant; false when another session holds it. */

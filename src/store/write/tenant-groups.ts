@@ -5,9 +5,11 @@
  * status is. Rows are never deleted: a removal is `member = false` / `value = NULL`, and a trigger
  * records every change in govtrail.tenant_change.
  */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { TenantConfig } from '../../source/client-config.js';
 import type { Session } from '../database.js';
+import { groupsOfTenant, labelsOfTenant } from '../read/tenant-groups.js';
+import type { TenantGroupTable, TenantLabelTable } from '../schema.js';
 
 /** Who writes what a configuration declares (tenant-registry.ts's CONFIGURATION_ACTOR). */
 const CONFIGURATION_ACTOR = 'configuration';
@@ -17,19 +19,11 @@ function inTransaction<T>(db: Session, fn: (trx: Session) => Promise<T>): Promis
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);
 }
 
-interface GroupRow {
-  readonly tenant_id: string;
-  readonly group_name: string;
-  readonly member: boolean;
-  readonly set_by: string;
-}
+type GroupRow = Readonly<
+  Pick<Selectable<TenantGroupTable>, 'tenant_id' | 'group_name' | 'member' | 'set_by'>
+>;
 
-interface LabelRow {
-  readonly tenant_id: string;
-  readonly key: string;
-  readonly value: string | null;
-  readonly set_by: string;
-}
+type LabelRow = Readonly<Pick<Selectable<TenantLabelTable>, 'tenant_id' | 'key' | 'value' | 'set_by'>>;
 
 async function upsertGroup(db: Session, tenant: string, group: string, member: boolean, by: string) {
   await sql`
@@ -162,53 +156,4 @@ export async function setTenantLabels(
     }
     return { outcome: 'done', tenant, changed };
   });
-}
-
-/** The groups a tenant is a member of now, by name. */
-export async function groupsOfTenant(db: Session, tenant: string): Promise<string[]> {
-  const { rows } = await sql<{ group_name: string }>`
-    select group_name from govtrail.tenant_group where tenant_id = ${tenant} and member
-    order by group_name`.execute(db);
-  return rows.map((r) => r.group_name);
-}
-
-/** A tenant's labels now (removed ones left out). */
-export async function labelsOfTenant(db: Session, tenant: string): Promise<Record<string, string>> {
-  const { rows } = await sql<{ key: string; value: string }>`
-    select key, value from govtrail.tenant_label where tenant_id = ${tenant} and value is not null
-    order by key`.execute(db);
-  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
-}
-
-/** The members of a group now, by name (every status: a retired tenant's history is still its). */
-export async function tenantsOfGroup(db: Session, group: string): Promise<string[]> {
-  const { rows } = await sql<{ tenant_id: string }>`
-    select tenant_id from govtrail.tenant_group where group_name = ${group} and member
-    order by tenant_id`.execute(db);
-  return rows.map((r) => r.tenant_id);
-}
-
-/** Every tenant's groups and labels now, for `tenants list`. */
-export async function membershipOfAll(
-  db: Session,
-): Promise<Map<string, { groups: string[]; labels: Record<string, string> }>> {
-  const out = new Map<string, { groups: string[]; labels: Record<string, string> }>();
-  const entry = (t: string) => {
-    let e = out.get(t);
-    if (e === undefined) {
-      e = { groups: [], labels: {} };
-      out.set(t, e);
-    }
-    return e;
-  };
-  const { rows: g } = await sql<{ tenant_id: string; group_name: string }>`
-    select tenant_id, group_name from govtrail.tenant_group where member order by tenant_id, group_name`.execute(
-    db,
-  );
-  for (const r of g) entry(r.tenant_id).groups.push(r.group_name);
-  const { rows: l } = await sql<{ tenant_id: string; key: string; value: string }>`
-    select tenant_id, key, value from govtrail.tenant_label where value is not null
-    order by tenant_id, key`.execute(db);
-  for (const r of l) entry(r.tenant_id).labels[r.key] = r.value;
-  return out;
 }
