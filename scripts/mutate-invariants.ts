@@ -24,6 +24,8 @@ const COPIED = [
   'test',
   'sql',
   'rules',
+  // The shipped baseline: the conformance and reader-scope fixtures judge by it.
+  'baselines',
   'bench',
   // tenant-registry.test.ts runs the dashboard's own tenant query (scripts/dashboard.ts reads dashboards/).
   'scripts',
