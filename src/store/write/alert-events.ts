@@ -10,6 +10,7 @@ import { GovtrailError } from '../../core/errors.js';
 import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
 import type { AlertEventTable } from '../schema.js';
+import { deliveryMarks } from './delivery-marks.js';
 
 /** One stored event, as the commands, the evidence pack and the sinks see it. */
 export interface StoredAlertEvent extends LifecycleEvent {
@@ -251,23 +252,6 @@ export function eventDeliveryStore(db: Session): DeliveryStore {
         event: toEvent(r),
       }));
     },
-    async markDelivered(eventId, sink, attempts, at) {
-      await sql`update govtrail.alert_event_delivery
-                set status = 'delivered', attempts = ${attempts}, delivered_at = ${at}::timestamptz,
-                    first_attempt_at = coalesce(first_attempt_at, ${at}::timestamptz), last_error = null
-                where event_id = ${Number(eventId)} and sink = ${sink}`.execute(db);
-    },
-    async markRetry(eventId, sink, attempts, nextAttemptAt, error) {
-      await sql`update govtrail.alert_event_delivery
-                set attempts = ${attempts}, next_attempt_at = ${nextAttemptAt}::timestamptz, last_error = ${error},
-                    first_attempt_at = coalesce(first_attempt_at, now())
-                where event_id = ${Number(eventId)} and sink = ${sink}`.execute(db);
-    },
-    async markFailed(eventId, sink, attempts, error) {
-      await sql`update govtrail.alert_event_delivery
-                set status = 'failed', attempts = ${attempts}, last_error = ${error},
-                    first_attempt_at = coalesce(first_attempt_at, now())
-                where event_id = ${Number(eventId)} and sink = ${sink}`.execute(db);
-    },
+    ...deliveryMarks(db, 'alert_event_delivery', 'event_id'),
   };
 }

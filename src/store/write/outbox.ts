@@ -15,6 +15,7 @@ import {
 import { type AlertRow, alertMessageOf } from '../alert-row.js';
 import type { Session } from '../database.js';
 import { insertEvents, lockAlerts, readAlertEvents } from './alert-events.js';
+import { deliveryMarks } from './delivery-marks.js';
 
 /**
  * Stores alerts and one pending delivery per sink whose route lets the alert through (routing is
@@ -227,24 +228,7 @@ export function deliveryStore(db: Session): DeliveryStore {
         firstAttemptAt: r.first_attempt_at,
       }));
     },
-    async markDelivered(alertId, sink, attempts, at) {
-      await sql`update govtrail.alert_delivery
-                set status = 'delivered', attempts = ${attempts}, delivered_at = ${at}::timestamptz,
-                    first_attempt_at = coalesce(first_attempt_at, ${at}::timestamptz), last_error = null
-                where alert_id = ${Number(alertId)} and sink = ${sink}`.execute(db);
-    },
-    async markRetry(alertId, sink, attempts, nextAttemptAt, error) {
-      await sql`update govtrail.alert_delivery
-                set attempts = ${attempts}, next_attempt_at = ${nextAttemptAt}::timestamptz, last_error = ${error},
-                    first_attempt_at = coalesce(first_attempt_at, now())
-                where alert_id = ${Number(alertId)} and sink = ${sink}`.execute(db);
-    },
-    async markFailed(alertId, sink, attempts, error) {
-      await sql`update govtrail.alert_delivery
-                set status = 'failed', attempts = ${attempts}, last_error = ${error},
-                    first_attempt_at = coalesce(first_attempt_at, now())
-                where alert_id = ${Number(alertId)} and sink = ${sink}`.execute(db);
-    },
+    ...deliveryMarks(db, 'alert_delivery', 'alert_id'),
   };
 }
 
