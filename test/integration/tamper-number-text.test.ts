@@ -14,10 +14,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli.js';
 import { canonicalJsonbText } from '../../src/core/normalise/canonical.js';
 import { canonicalNumberText, firstNonCanonicalNumber } from '../../src/core/normalise/number-text.js';
 import { verifyStore } from '../../src/store/verify/verify.js';
+import { runCliCaptured } from '../helpers/cli-process.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -44,24 +44,10 @@ function pem(key: KeyObject): string {
   ) as string;
 }
 
+/** The CLI in-process (the helper the other CLI tests use), with its output as out/err. */
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const spyErr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err.push(String(chunk));
-    return true;
-  });
-  try {
-    const code = await runCli(['node', 'govtrail', ...args]);
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    spy.mockRestore();
-    spyErr.mockRestore();
-  }
+  const r = await runCliCaptured(args, {});
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** A synced history holding SERVED, anchored; the CLI configured for it. */

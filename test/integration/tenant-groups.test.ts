@@ -14,8 +14,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify as toYaml } from 'yaml';
-import { runCli } from '../../src/cli.js';
 import { loadConfig } from '../../src/config/settings.js';
+import { runCliCaptured } from '../helpers/cli-process.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -27,24 +27,10 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** The CLI in-process (the helper the other CLI tests use), with its output as out/err. */
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const so = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const se = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err.push(String(chunk));
-    return true;
-  });
-  try {
-    const code = await runCli(['node', 'govtrail', ...args]);
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    so.mockRestore();
-    se.mockRestore();
-  }
+  const r = await runCliCaptured(args, {});
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** Writes GOVTRAIL_CONFIG: tenants on the harness's sandbox with the given groups and labels. */
