@@ -86,9 +86,9 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S8: the tenant lock is not taken; two runs of one tenant overlap',
     patches: [
       {
-        file: 'src/store/write/runs.ts',
-        find: 'return rows[0]?.locked === true;',
-        replace: 'return rows[0] !== undefined;',
+        file: 'sql/0040_run_open.sql',
+        find: 'locked := pg_try_advisory_lock(p_lock_key);',
+        replace: 'locked := pg_try_advisory_lock(p_lock_key) or true;',
       },
     ],
     tests: [SYNC, RECONCILE],
@@ -1035,8 +1035,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/execute-run.ts',
-        find: 'if (attempt?.retry === true && attempt.slot !== undefined) {',
-        replace: 'if (attempt?.retry === undefined && attempt.slot !== undefined) {',
+        find: 'doneSlot: attempt?.retry === true && attempt.slot !== undefined,',
+        replace: 'doneSlot: attempt?.retry === undefined && attempt.slot !== undefined,',
       },
     ],
     tests: ['test/integration/worker-engine.test.ts'],
@@ -1047,9 +1047,9 @@ export const MUTATIONS: readonly Mutation[] = [
       'S3 with replicas: the run a killed replica had in flight stays `running` instead of being closed as failed',
     patches: [
       {
-        file: 'src/sync/execute-run.ts',
-        find: 'const orphans = await failOrphanedRuns(session, tenantId);',
-        replace: 'const orphans = 0;',
+        file: 'sql/0040_run_open.sql',
+        find: "where r.tenant_id = p_tenant and r.status = 'running';",
+        replace: 'where false;',
       },
     ],
     tests: ['test/e2e/worker-fleet.test.ts'],
@@ -1674,6 +1674,71 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/unit/launch.test.ts'],
+  },
+  {
+    name: 'quiet-page-ignores-content',
+    breaks:
+      'S12 / sync.md "A run with nothing new": a first page whose entries are all stored closes the run without comparing their content, so a rewrite at the source goes unrecorded',
+    patches: [
+      {
+        file: 'src/sync/quiet-run.ts',
+        find: 'if (stored === undefined || !contentHash(raw).equals(stored.contentHash)) return false;',
+        replace: 'if (stored === undefined) return false;',
+      },
+    ],
+    tests: ['test/integration/quiet-run.test.ts'],
+  },
+  {
+    name: 'quiet-page-takes-new-entries',
+    breaks:
+      'S1 / sync.md "A run with nothing new": a first page with new entries is taken as quiet and they are never stored',
+    patches: [
+      {
+        file: 'src/sync/quiet-run.ts',
+        find: 'if (stored === undefined || !contentHash(raw).equals(stored.contentHash)) return false;',
+        replace: 'if (stored !== undefined && !contentHash(raw).equals(stored.contentHash)) return false;',
+      },
+    ],
+    tests: [SYNC],
+  },
+  {
+    name: 'quiet-despite-every-run-step',
+    breaks:
+      'docs/design/conformance.md: a run with nothing new closes without the conformance step, so an exception about to expire is never alerted',
+    patches: [
+      {
+        file: 'src/sync/execute-run.ts',
+        find: 'if (page === undefined || options.changes?.everyRun === true) return undefined;',
+        replace: 'if (page === undefined) return undefined;',
+      },
+    ],
+    tests: [CONFORMANCE_SYNC],
+  },
+  {
+    name: 'quiet-run-hides-open-alerts',
+    breaks:
+      'docs/design/alerts.md "Handling an alert": a sync that recovers with nothing new does not resolve the sync-failing alert',
+    patches: [
+      {
+        file: 'src/store/write/run-frame.ts',
+        find: 'return { openAlerts: r.open_alerts };',
+        replace: 'return { openAlerts: false };',
+      },
+    ],
+    tests: ['test/integration/alerts-rules-run.test.ts'],
+  },
+  {
+    name: 'quiet-close-miscounts',
+    breaks: 'S4: a run closed without a transaction records other counts than the same run through one',
+    patches: [
+      {
+        file: 'src/store/write/run-frame.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text to patch, not a template
+        find: 'entries_fetched = ${o.entriesFetched}, entries_inserted = 0,',
+        replace: 'entries_fetched = 0, entries_inserted = 0,',
+      },
+    ],
+    tests: ['test/integration/quiet-run.test.ts'],
   },
 ];
 

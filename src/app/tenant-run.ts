@@ -8,6 +8,7 @@ import type { Config, TenantConfig } from '../config/settings.js';
 import { syncFailingAlert } from '../core/rules/rules.js';
 import { alertPolicy } from '../core/rules/suppression.js';
 import type { Logger } from '../runtime/logger.js';
+import type { TokenCache } from '../source/auth.js';
 import { TenantApiClient } from '../source/client.js';
 import type { RetryInfo } from '../source/http.js';
 import type { Database } from '../store/database.js';
@@ -31,6 +32,8 @@ export interface TenantRunOptions {
   readonly trigger: RunTrigger;
   /** Shared HTTP agent (keep-alive across runs); a private one when absent. */
   readonly dispatcher?: Dispatcher;
+  /** Access tokens kept across runs (the worker's); a run's own when absent. */
+  readonly tokens?: TokenCache;
   readonly signal?: AbortSignal;
   /** Field changes and alerts; without it only the evidence tables are written. */
   readonly alerting?: Alerting;
@@ -61,6 +64,7 @@ async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunS
     http: config.http,
     logger: options.logger.child({ tenant: tenant.name }),
     ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+    ...(options.tokens !== undefined ? { tokens: options.tokens } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     ...(options.onRetry !== undefined ? { onRetry: options.onRetry } : {}),
   });
@@ -80,6 +84,7 @@ async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunS
       ...(changes !== undefined ? { changes } : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
+      ...(alerting !== undefined ? { resolveOnSuccess: syncFailingRules(alerting) } : {}),
     });
     // An attempt to be retried inside its slot left no ledger row: only the last one counts. (Asked
     // of a failed run only: the engine decides it when first asked.)
@@ -93,7 +98,13 @@ async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunS
         options.logger.error({ err, tenant: tenant.name }, 'could not record the sync-failing alert'),
       );
     }
-    if (kind === 'sync' && summary.status === 'succeeded' && alerting !== undefined) {
+    // A run that closed without a transaction already asked whether any may be unresolved.
+    if (
+      kind === 'sync' &&
+      summary.status === 'succeeded' &&
+      alerting !== undefined &&
+      summary.openAlerts !== false
+    ) {
       await resolveSyncFailing(options, alerting, summary).catch((err: unknown) =>
         options.logger.error({ err, tenant: tenant.name }, 'could not resolve the sync-failing alerts'),
       );
@@ -158,6 +169,13 @@ async function raiseSyncFailing(
   }
 }
 
+/** The rules that raise sync-failing alerts (`consecutive_failed_runs`). */
+function syncFailingRules(alerting: Alerting): string[] {
+  return alerting.pack.rules
+    .filter((r) => r.condition.consecutive_failed_runs !== undefined)
+    .map((r) => r.id);
+}
+
 /**
  * The condition of a sync-failing alert ended: the tenant's sync succeeded. Its unresolved alerts
  * of every rule with `consecutive_failed_runs` are resolved automatically (docs/design/alerts.md,
@@ -168,11 +186,10 @@ async function resolveSyncFailing(
   alerting: Alerting,
   summary: RunSummary,
 ): Promise<void> {
-  for (const rule of alerting.pack.rules) {
-    if (rule.condition.consecutive_failed_runs === undefined) continue;
+  for (const ruleId of syncFailingRules(alerting)) {
     const ids = await resolveAlertsAutomatically(
       options.database.db,
-      { tenantId: summary.tenantId, ruleId: rule.id },
+      { tenantId: summary.tenantId, ruleId },
       `the sync succeeded again (run ${summary.runId})`,
     );
     if (ids.length > 0) {

@@ -8,6 +8,7 @@ import type { DeliverySummary } from '../alerts/deliver.js';
 import type { Config, TenantConfig } from '../config/settings.js';
 import { createRunAnchorer, type RunAnchorer } from '../outputs/anchor/after-run.js';
 import type { Logger } from '../runtime/logger.js';
+import { TokenCache } from '../source/auth.js';
 import { createHttpAgent } from '../source/http.js';
 import type { Database } from '../store/database.js';
 import { readLastSuccesses, readMissedReconciles, readNextDeliveryDue } from '../store/read/fleet.js';
@@ -94,6 +95,8 @@ interface WorkerShared {
   readonly logger: Logger;
   readonly tenants: TenantScope;
   readonly agent: Agent;
+  /** Access tokens kept from run to run: a run of a tenant whose token is still valid asks none. */
+  readonly tokens: TokenCache;
   readonly alerting: Alerting;
   readonly anchorer: RunAnchorer;
   readonly metrics: WorkerMetrics;
@@ -157,6 +160,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     logger,
     tenants,
     agent,
+    tokens: new TokenCache(),
     alerting,
     anchorer,
     metrics,
@@ -204,7 +208,7 @@ function runOptions(
   signal: AbortSignal,
   engineAttempt: Required<EngineAttempt>,
 ): TenantRunOptions {
-  const { database, config, agent, alerting, metrics } = shared;
+  const { database, config, agent, tokens, alerting, metrics } = shared;
   return {
     database,
     config,
@@ -212,6 +216,7 @@ function runOptions(
     tenant,
     trigger: 'schedule',
     dispatcher: agent,
+    tokens,
     signal,
     alerting,
     engineAttempt,

@@ -5,7 +5,7 @@
  * signed and sent as `client_assertion`. The access token is cached until shortly before it
  * expires; concurrent callers share one refresh.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 // jose is loaded when a key secret is first used: most tenants authenticate with a client secret.
 import type { importJWK } from 'jose';
 import { ConfigError, GovtrailError } from '../core/errors.js';
@@ -137,6 +137,38 @@ export interface TokenProviderOptions {
   logger: Logger;
   /** Clock for the token cache, in milliseconds. */
   now: () => number;
+  /** Tokens kept across clients (see {@link TokenCache}); default: this provider's own. */
+  cache?: TokenCache;
+}
+
+/** An access token and when to fetch the next one (clock of the provider). */
+interface CachedToken {
+  readonly token: string;
+  readonly refreshAt: number;
+}
+
+/**
+ * Access tokens kept beyond one client, by tenant credentials: the worker makes a client per run,
+ * and a run of a tenant whose token is still valid then sends no token request (scaling.md,
+ * "Round trips"). Keyed by base URL, client id and a hash of the secret, never the secret itself.
+ */
+export class TokenCache {
+  readonly #tokens = new Map<string, CachedToken>();
+
+  /** The key of one set of credentials. */
+  static keyOf(baseUrl: string, clientId: string, credential: ClientCredential): string {
+    const secret = credential.kind === 'secret' ? credential.secret : credential.jwk.d;
+    return `${baseUrl}\n${clientId}\n${createHash('sha256').update(secret).digest('base64url')}`;
+  }
+
+  get(key: string): CachedToken | undefined {
+    return this.#tokens.get(key);
+  }
+
+  set(key: string, token: CachedToken | undefined): void {
+    if (token === undefined) this.#tokens.delete(key);
+    else this.#tokens.set(key, token);
+  }
 }
 
 /**
@@ -145,12 +177,23 @@ export interface TokenProviderOptions {
  */
 export class TokenProvider {
   readonly #options: TokenProviderOptions;
-  #cached: { token: string; refreshAt: number } | undefined;
+  readonly #cache: TokenCache;
+  readonly #cacheKey: string;
   #inflight: Promise<string> | undefined;
   #key: Promise<SigningKey> | undefined;
 
   constructor(options: TokenProviderOptions) {
     this.#options = options;
+    this.#cache = options.cache ?? new TokenCache();
+    this.#cacheKey = TokenCache.keyOf(options.baseUrl, options.clientId, options.credential);
+  }
+
+  get #cached(): CachedToken | undefined {
+    return this.#cache.get(this.#cacheKey);
+  }
+
+  set #cached(token: CachedToken | undefined) {
+    this.#cache.set(this.#cacheKey, token);
   }
 
   /** A valid access token: the cached one, or a fresh one shared with every concurrent caller. */

@@ -8,7 +8,7 @@ import { ConfigError, GovtrailError } from '../core/errors.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import { registerSecret } from '../runtime/logger.js';
-import { parseClientSecret, TokenProvider } from './auth.js';
+import { parseClientSecret, type TokenCache, TokenProvider } from './auth.js';
 import { type HttpConfig, isLoopbackHost } from './client-config.js';
 import {
   createHttpAgent,
@@ -41,6 +41,8 @@ export interface TenantApiClientOptions {
   onRetry?: (info: RetryInfo) => void;
   /** Clock of the token cache, in milliseconds. Default Date.now. */
   now?: () => number;
+  /** Tokens kept across clients (the worker's, one per process); default: this client's own. */
+  tokens?: TokenCache;
 }
 
 /** Request counters of one client; every attempt counts. */
@@ -138,6 +140,7 @@ export class TenantApiClient {
       transport: this.#transport,
       logger: this.#logger,
       now: options.now ?? Date.now,
+      ...(options.tokens !== undefined ? { cache: options.tokens } : {}),
     });
   }
 

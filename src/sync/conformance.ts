@@ -143,6 +143,8 @@ const EXPIRY_LOOKBACK_MS = 7 * 86_400_000;
  */
 export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
   return {
+    // Every judgement is recorded, and expiries are alerted on runs that store nothing too.
+    everyRun: true,
     async after(trx, context) {
       const started = performance.now();
       const outcome = await judgeTenant(trx, context.tenantId, options.baseline, context.runId);
@@ -191,6 +193,7 @@ export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
 export function combineSteps(first: ChangeStep | undefined, second: ChangeStep): ChangeStep {
   if (first === undefined) return second;
   return {
+    ...(first.everyRun === true || second.everyRun === true ? { everyRun: true } : {}),
     ...(first.track !== undefined ? { track: first.track.bind(first) } : {}),
     ...(first.findings !== undefined ? { findings: first.findings.bind(first) } : {}),
     async after(trx, context) {

@@ -9,25 +9,22 @@ import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
-import { type Checkpoint, readCheckpoint } from '../store/read/checkpoint.js';
-import { findSucceededInSlot, hasSucceededBefore } from '../store/read/run-ledger.js';
-import { findLastRowHash, findNewestEntry } from '../store/read/stored-entries.js';
+import type { Checkpoint } from '../store/read/checkpoint.js';
+import { findLastRowHash, findNewestEntry, type StoredVersion } from '../store/read/stored-entries.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
+import { closeQuietRun, openRun } from '../store/write/run-frame.js';
 import {
-  failOrphanedRuns,
   finishRun,
   type ReconcileLedger,
   type RunCounters,
   type RunKind,
-  recordSkippedRun,
-  startRun,
-  tryLockTenant,
   unlockTenant,
   writeCheckpoint,
 } from '../store/write/runs.js';
 import { closeFailedRun, type PartialSummary, type RunState } from './close-failed-run.js';
 import { EntryWriter } from './entry-writer.js';
 import { FindingRecorder } from './finding-recorder.js';
+import { isQuietPage, type PeekedListing, peekListing } from './quiet-run.js';
 import {
   emptyCounters,
   type InsertTracker,
@@ -91,6 +88,7 @@ export async function executeRun(
   kind: RunKind,
   options: RunOptions,
   sequence: (ctx: RunContext) => Promise<SequenceResult>,
+  quiet?: QuietPlan,
 ): Promise<RunSummary> {
   const { database, tenantId } = options;
   const started = Date.now();
@@ -103,21 +101,54 @@ export async function executeRun(
   });
 
   return database.withSession(async (session) => {
-    if (!(await tryLockTenant(session, tenantId))) return summary(await skipRun(session, kind, options));
+    const attempt = options.engineAttempt;
+    const opened = await openRun(session, {
+      tenantId,
+      trigger: options.trigger,
+      kind,
+      slot: attempt?.slot,
+      doneSlot: attempt?.retry === true && attempt.slot !== undefined,
+      recordSkip: attempt === undefined,
+      recent: options.pageSize,
+    });
+    if (!opened.locked) return summary(skipped(kind, options, opened.runId));
     const run: RunState = {
       kind,
-      runId: 0,
-      checkpointBefore: null,
-      isBackfill: false,
+      runId: opened.runId,
+      checkpointBefore: opened.checkpoint?.entryId ?? null,
+      isBackfill: opened.checkpoint === undefined && !opened.succeededBefore,
       counters: emptyCounters(),
     };
+    let locked = true;
     try {
-      const done = await findDoneInSlot(session, kind, options);
-      if (done !== undefined) return summary(done);
-      const { checkpoint, logger } = await openRun(session, options, run);
+      if (opened.doneRunId !== undefined) return summary(doneInSlot(kind, options, opened.doneRunId));
+      const { checkpoint } = opened;
+      const logger = runStarted(options, run, opened.orphans, checkpoint);
+      let runOptions = options;
+      if (
+        quiet !== undefined &&
+        checkpoint !== undefined &&
+        opened.recent[0]?.entryId === checkpoint.entryId
+      ) {
+        const listing = await peekListing(options.source, {
+          pageSize: options.pageSize,
+          maxPages: options.maxPages,
+          stopAfter: quiet.stopAfter(checkpoint),
+        });
+        const outcome = await closeIfQuiet(session, options, run, checkpoint, opened.recent, listing, quiet);
+        if (outcome !== undefined) {
+          locked = false;
+          logger.info(
+            { ...run.counters, stopReason: 'checkpoint', alerts: 0, quiet: true, ms: Date.now() - started },
+            `${kind} succeeded`,
+          );
+          return summary(outcome);
+        }
+        runOptions = { ...options, source: listing.source };
+      }
       const result = await session
         .transaction()
-        .execute((trx) => runInTransaction(trx, options, run, checkpoint, logger, sequence));
+        .execute((trx) => runInTransaction(trx, runOptions, run, checkpoint, logger, sequence));
 
       await refreshStatistics(session, result.stale, logger);
       logger.info(
@@ -140,7 +171,7 @@ export async function executeRun(
     } catch (err) {
       return summary(await closeFailedRun(session, options, run, err));
     } finally {
-      await unlockTenant(session, tenantId).catch(() => {});
+      if (locked) await unlockTenant(session, tenantId).catch(() => {});
     }
   });
 }
@@ -157,17 +188,12 @@ interface TransactionResult {
 }
 
 /**
- * Another process holds the tenant's lock: a `skipped` ledger row (none for an engine attempt,
- * which is tried again later).
+ * Another process holds the tenant's lock: a `skipped` ledger row was recorded (none for an engine
+ * attempt, which is tried again later).
  */
-async function skipRun(session: Session, kind: RunKind, options: RunOptions): Promise<PartialSummary> {
-  const { tenantId } = options;
-  const runId =
-    options.engineAttempt !== undefined
-      ? 0
-      : await recordSkippedRun(session, tenantId, options.trigger, kind);
+function skipped(kind: RunKind, options: RunOptions, runId: number): PartialSummary {
   options.logger.info(
-    { tenant: tenantId, runId, kind },
+    { tenant: options.tenantId, runId, kind },
     `another process is working on this tenant; ${kind} skipped`,
   );
   return notRun(runId);
@@ -191,52 +217,27 @@ function notRun(runId: number): PartialSummary {
 
 /**
  * A retried job attempt whose slot already has a successful run of its kind (an earlier attempt
- * committed and lost its replica before the job was closed): nothing to run again. Looked up under
- * the tenant lock, so no run of the slot can be committing meanwhile.
+ * committed and lost its replica before the job was closed): nothing to run again. Found under the
+ * tenant lock, so no run of the slot can be committing meanwhile.
  */
-async function findDoneInSlot(
-  session: Session,
-  kind: RunKind,
-  options: RunOptions,
-): Promise<PartialSummary | undefined> {
-  const attempt = options.engineAttempt;
-  if (attempt?.retry === true && attempt.slot !== undefined) {
-    const done = await findSucceededInSlot(session, options.tenantId, kind, attempt.slot);
-    if (done !== undefined) {
-      options.logger.info(
-        { tenant: options.tenantId, kind, slot: attempt.slot.toISOString(), runId: done },
-        `${kind} of this slot already succeeded (its job was not closed); not run again`,
-      );
-      return { ...notRun(done), alreadyDone: true };
-    }
-  }
-  return undefined;
+function doneInSlot(kind: RunKind, options: RunOptions, runId: number): PartialSummary {
+  options.logger.info(
+    { tenant: options.tenantId, kind, slot: options.engineAttempt?.slot?.toISOString(), runId },
+    `${kind} of this slot already succeeded (its job was not closed); not run again`,
+  );
+  return { ...notRun(runId), alreadyDone: true };
 }
 
-/**
- * Opens the ledger row, outside the run's transaction so that a failure can still close it: runs a
- * dead process left unfinished are closed first, then the checkpoint is read and the run started.
- */
-async function openRun(
-  session: Session,
+/** Logs what opening the run found (orphans closed, the run started); the run's logger. */
+function runStarted(
   options: RunOptions,
   run: RunState,
-): Promise<{ checkpoint: Checkpoint | undefined; logger: Logger }> {
+  orphans: number,
+  checkpoint: Checkpoint | undefined,
+): Logger {
   const { tenantId, logger: rootLogger } = options;
-  const orphans = await failOrphanedRuns(session, tenantId);
   if (orphans > 0)
     rootLogger.warn({ tenant: tenantId, orphans }, 'closed runs left unfinished by a dead process');
-  const checkpoint = await readCheckpoint(session, tenantId);
-  run.checkpointBefore = checkpoint?.entryId ?? null;
-  run.isBackfill = checkpoint === undefined && !(await hasSucceededBefore(session, tenantId));
-  run.runId = await startRun(
-    session,
-    tenantId,
-    options.trigger,
-    run.checkpointBefore,
-    run.kind,
-    options.engineAttempt?.slot,
-  );
   const logger = rootLogger.child({ tenant: tenantId, runId: run.runId });
   logger.info(
     {
@@ -247,7 +248,61 @@ async function openRun(
     },
     `${run.kind} started`,
   );
-  return { checkpoint, logger };
+  return logger;
+}
+
+/** What lets a kind of run close without a transaction when its first page is quiet (quiet-run.ts). */
+export interface QuietPlan {
+  /** The kind's stop rule for a checkpoint: the quiet page must end the paging. */
+  readonly stopAfter: (checkpoint: Checkpoint) => (page: HistoryPage) => boolean;
+}
+
+/**
+ * The run's first page, fetched ahead: when it is quiet and ends the paging, and the change step
+ * has nothing to do on a run that stores nothing, the run is closed here in one statement (lock
+ * released) and its summary returned. Otherwise undefined: the run goes on with the listing.
+ */
+async function closeIfQuiet(
+  session: Session,
+  options: RunOptions,
+  run: RunState,
+  checkpoint: Checkpoint,
+  recent: ReadonlyArray<{ readonly entryId: string; readonly version: StoredVersion | undefined }>,
+  listing: PeekedListing,
+  quiet: QuietPlan,
+): Promise<PartialSummary | undefined> {
+  const page = listing.first;
+  if (page === undefined || options.changes?.everyRun === true) return undefined;
+  const versions = new Map<string, StoredVersion>();
+  for (const e of recent) if (e.version !== undefined) versions.set(e.entryId, e.version);
+  if (!quiet.stopAfter(checkpoint)(page) || !isQuietPage(page, versions)) return undefined;
+  await listing.close();
+  const { counters } = run;
+  counters.pagesFetched = 1;
+  counters.entriesFetched = page.entries.length;
+  counters.entriesMatched = page.entries.length;
+  counters.httpRetries = options.source.stats.retries;
+  options.onProgress?.({ pages: 1, entries: page.entries.length, inserted: 0 });
+  const { openAlerts } = await closeQuietRun(session, options.tenantId, run.runId, {
+    pagesFetched: 1,
+    entriesFetched: page.entries.length,
+    httpRetries: counters.httpRetries,
+    checkpointEntryId: checkpoint.entryId,
+    alertRules: options.resolveOnSuccess ?? [],
+  });
+  return {
+    runId: run.runId,
+    status: 'succeeded',
+    isBackfill: false,
+    counters,
+    stopReason: 'checkpoint',
+    checkpointBefore: checkpoint.entryId,
+    checkpointAfter: checkpoint.entryId,
+    alerts: 0,
+    fieldChanges: 0,
+    findings: 0,
+    openAlerts,
+  };
 }
 
 /**

@@ -62,6 +62,12 @@ export interface Finding {
 /** Work on the new entries inside the run's transaction (field changes, alerts). */
 export interface ChangeStep {
   /**
+   * The step has work on every run, also one that stores nothing (the conformance step records
+   * each judgement and alerts on expiries): such a run then opens its transaction as any other.
+   * Unset: a run that stores nothing may close without one (sync.md "A run with nothing new").
+   */
+  readonly everyRun?: boolean;
+  /**
    * Called once the run's transaction has started; may return a tracker to be fed every inserted
    * batch (so the work can be done while the history is still being fetched).
    */
@@ -123,6 +129,11 @@ export interface RunOptions {
    * the last attempt. `slot` goes into the ledger row.
    */
   readonly engineAttempt?: EngineAttempt;
+  /**
+   * Rules whose alerts of the tenant a successful run resolves (the sync-failing ones): a run that
+   * closes without a transaction tells in `RunSummary.openAlerts` whether any may be unresolved.
+   */
+  readonly resolveOnSuccess?: readonly string[];
 }
 
 /** What the job engine tells a run about the attempt it is (see RunOptions.engineAttempt). */
@@ -163,6 +174,11 @@ export interface RunSummary {
    * ran, and no ledger row was written. The status is then `skipped`.
    */
   readonly alreadyDone?: true;
+  /**
+   * Whether the tenant may have an unresolved alert of `RunOptions.resolveOnSuccess`: known (and
+   * set) when a run closed without a transaction; undefined when not asked.
+   */
+  readonly openAlerts?: boolean;
   readonly error?: GovtrailError;
 }
 

@@ -7,15 +7,21 @@
 
 import { pageReachesCheckpoint } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
+import type { Checkpoint } from '../store/read/checkpoint.js';
 import { executeRun, pageAndWrite } from './execute-run.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 /** Runs one sync for one tenant. Never throws for a failed run: the summary carries the error. */
 export function runSync(options: RunOptions): Promise<RunSummary> {
-  return executeRun('sync', options, async (ctx) => {
-    const { checkpoint } = ctx;
-    const stopAfter = (page: HistoryPage): boolean =>
+  const stopRule =
+    (checkpoint: Checkpoint | undefined) =>
+    (page: HistoryPage): boolean =>
       checkpoint !== undefined && pageReachesCheckpoint(page.entries, checkpoint, options.lookbackMs);
-    return { stopReason: await pageAndWrite(ctx, stopAfter) };
-  });
+  return executeRun(
+    'sync',
+    options,
+    async (ctx) => ({ stopReason: await pageAndWrite(ctx, stopRule(ctx.checkpoint)) }),
+    // A sync with nothing new is closed without a transaction (quiet-run.ts).
+    { stopAfter: stopRule },
+  );
 }

@@ -168,6 +168,19 @@ describe('conformance in the runs', () => {
     expect(third.status).toBe('succeeded');
   });
 
+  it('a run with nothing new still judges: the exception about to expire is alerted by it', async () => {
+    const { h } = await start(baselineText(inDays(10)));
+    h.sandbox.history.appendEntry({
+      snapshot: { ...BASELINE, allowedClientTypes: ['MCP_CLIENT_TYPE_PERSONAL'] },
+    });
+    await h.sync();
+    const nothingNew = await h.sync();
+    expect(nothingNew).toMatchObject({ status: 'succeeded', counters: { entriesInserted: 0 } });
+    const expiring = (await alertRows(h.database.db)).filter((a) => a.rule_id === 'CONF-003');
+    expect(expiring).toHaveLength(1);
+    expect(expiring[0]).toMatchObject({ severity: 'low', run_id: nothingNew.runId });
+  });
+
   it('a change of baseline re-judges the whole history once, and the registry records it', async () => {
     const { h, file } = await start(baselineText('2099-01-01T00:00:00Z'));
     await h.sync();

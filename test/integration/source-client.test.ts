@@ -11,6 +11,7 @@ import type { GovtrailError } from '../../src/core/errors.js';
 import type { HistoryPage } from '../../src/core/wire.js';
 import { createLogger, silentLogger } from '../../src/runtime/logger.js';
 import { type OwnerTuple, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { TokenCache } from '../../src/source/auth.js';
 import { createHttpAgent, TenantApiClient, type TenantApiClientOptions } from '../../src/source/index.js';
 import { failure } from '../helpers/failure.js';
 
@@ -108,6 +109,26 @@ describe('token cache', () => {
     await listAll(c);
     expect(await c.deleteEntitlementOwner({ ...owner('cache'), entitlementId: 'not-there' })).toBe('absent');
     expect(c.stats.tokenRequests).toBe(1);
+  });
+
+  it('a shared TokenCache carries the token from client to client, per credentials', async () => {
+    const before = sandbox.stats.tokenRequests;
+    const tokens = new TokenCache();
+    const a = client('secret', { tokens });
+    await listAll(a);
+    await a.close();
+    const b = client('secret', { tokens });
+    await listAll(b);
+    expect(b.stats.tokenRequests).toBe(0);
+    // Other credentials are another entry of the cache: their own token.
+    const k = client('key', { tokens });
+    await listAll(k);
+    expect(k.stats.tokenRequests).toBe(1);
+    // Without the shared cache, each client asks for its own.
+    const c = client('secret');
+    await listAll(c);
+    expect(c.stats.tokenRequests).toBe(1);
+    expect(sandbox.stats.tokenRequests - before).toBe(3);
   });
 
   it('shares one token request among concurrent callers', async () => {

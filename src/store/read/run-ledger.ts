@@ -117,38 +117,3 @@ export async function recentRunStatuses(
     .execute();
   return rows.map((r) => r.status as RunStatus);
 }
-
-/**
- * The run that already succeeded for the tenant in a schedule slot, if one did: a job attempt after
- * the first asks before running, since the replica of an earlier attempt may have committed its run
- * and died before it could close the job.
- */
-export async function findSucceededInSlot(
-  db: Session,
-  tenantId: string,
-  kind: RunKind,
-  slot: Date,
-): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('govtrail.sync_run')
-    .select('run_id')
-    .where('tenant_id', '=', tenantId)
-    .where('kind', '=', kind)
-    .where('slot', '=', slot)
-    .where('status', '=', 'succeeded')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.run_id;
-}
-
-/** Whether the tenant ever had a successful run (a first run is a backfill). */
-export async function hasSucceededBefore(db: Session, tenantId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('govtrail.sync_run')
-    .select('run_id')
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'succeeded')
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}

@@ -37,51 +37,6 @@ export async function writeCheckpoint(
     .execute();
 }
 
-export async function startRun(
-  db: Session,
-  tenantId: string,
-  trigger: RunTrigger,
-  checkpointBefore: string | null,
-  kind: RunKind = 'sync',
-  /** The schedule slot a job of the engine runs for. */
-  slot?: Date,
-): Promise<number> {
-  const row = await db
-    .insertInto('govtrail.sync_run')
-    .values({
-      tenant_id: tenantId,
-      trigger,
-      checkpoint_before: checkpointBefore,
-      kind,
-      ...(slot !== undefined ? { slot: slot.toISOString() } : {}),
-    })
-    .returning('run_id')
-    .executeTakeFirstOrThrow();
-  return row.run_id;
-}
-
-/** Records a run that did not start because another process holds the tenant's lock. */
-export async function recordSkippedRun(
-  db: Session,
-  tenantId: string,
-  trigger: RunTrigger,
-  kind: RunKind = 'sync',
-): Promise<number> {
-  const row = await db
-    .insertInto('govtrail.sync_run')
-    .values({
-      tenant_id: tenantId,
-      trigger,
-      kind,
-      status: 'skipped',
-      finished_at: sql<Date>`now()` as unknown as Date,
-      error_message: 'another process holds the tenant lock',
-    })
-    .returning('run_id')
-    .executeTakeFirstOrThrow();
-  return row.run_id;
-}
-
 /**
  * Removes a run still `running` that the job engine will try again inside its slot (its transaction
  * rolled back, so nothing refers to it): the attempt that ends the job records the outcome once.
@@ -92,26 +47,6 @@ export async function discardRun(db: Session, runId: number): Promise<void> {
     .where('run_id', '=', runId)
     .where('status', '=', 'running')
     .execute();
-}
-
-/**
- * Closes runs left `running` by a process that died. Only call while holding the tenant's lock:
- * then no live process can own them.
- */
-export async function failOrphanedRuns(db: Session, tenantId: string): Promise<number> {
-  const result = await db
-    .updateTable('govtrail.sync_run')
-    .set({
-      status: 'failed',
-      finished_at: sql<Date>`now()` as unknown as Date,
-      error_code: 'ABORTED',
-      error_message:
-        'the process running this run ended before it finished (killed or crashed); nothing it fetched was kept',
-    })
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }
 
 export interface RunCounters {
@@ -191,13 +126,6 @@ export async function finishRun(
     })
     .where('run_id', '=', runId)
     .execute();
-}
-
-/** Session-level advisory lock on the tenant; false when another session holds it. */
-export async function tryLockTenant(db: Session, tenantId: string): Promise<boolean> {
-  const { rows } = await sql<{ locked: boolean }>`
-    select pg_try_advisory_lock(${tenantLockKey(tenantId)}::bigint) as locked`.execute(db);
-  return rows[0]?.locked === true;
 }
 
 export async function unlockTenant(db: Session, tenantId: string): Promise<void> {
