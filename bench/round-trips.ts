@@ -1,6 +1,7 @@
 /**
- * `npx tsx bench/round-trips.ts [--entries N]`: the round trips of a no-op `govtrail sync`, one per
- * line. A sandbox of N entries (default 500) is backfilled into a scratch database, then synced
+ * `npx tsx bench/round-trips.ts [--entries N] [--baseline FILE]`: the round trips of a no-op
+ * `govtrail sync`, one per line (with `--baseline`, of a tenant judged by that baseline:
+ * GOVTRAIL_BASELINE). A sandbox of N entries (default 500) is backfilled into a scratch database, then synced
  * again through a relay that records each SQL round trip's statements (startRoundTripCounter in
  * lib.ts); the sandbox counts the HTTP requests. bench/RESULTS.md (n) lists what it printed.
  */
@@ -15,6 +16,8 @@ import {
 
 const i = process.argv.indexOf('--entries');
 const N = i === -1 ? 500 : Number(process.argv[i + 1]);
+const b = process.argv.indexOf('--baseline');
+const BASELINE = b === -1 ? undefined : process.argv[b + 1];
 if (!Number.isInteger(N) || N < 1) {
   process.stderr.write('bench/round-trips: --entries takes a positive integer\n');
   process.exit(2);
@@ -25,7 +28,10 @@ async function main(): Promise<void> {
   const sb = await startSandboxProcess(['--entries', String(N)]);
   const scratch = await createScratchDatabase('govtrail_trips');
   try {
-    const env = govtrailEnv(sb, scratch.url, { LOG_LEVEL: 'warn' });
+    const env = govtrailEnv(sb, scratch.url, {
+      LOG_LEVEL: 'warn',
+      ...(BASELINE !== undefined ? { GOVTRAIL_BASELINE: BASELINE } : {}),
+    });
     for (const args of [['migrate'], ['sync']]) {
       const r = await runGovtrail(args, env);
       if (r.code !== 0) throw new Error(`${args[0]} failed: ${r.stderr.slice(-2000)}`);

@@ -1704,12 +1704,38 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     name: 'quiet-despite-every-run-step',
     breaks:
-      'docs/design/conformance.md: a run with nothing new closes without the conformance step, so an exception about to expire is never alerted',
+      'C6: a run with nothing new closes without the conformance step, so an exception about to expire is never alerted',
     patches: [
       {
         file: 'src/sync/execute-run.ts',
-        find: 'if (page === undefined || options.changes?.everyRun === true) return undefined;',
-        replace: 'if (page === undefined) return undefined;',
+        find: 'const mark = steps?.everyRun === true ?',
+        replace: 'const mark = steps?.everyRun === undefined ?',
+      },
+    ],
+    tests: [CONFORMANCE_SYNC],
+  },
+  {
+    name: 'quiet-judgement-ignores-baseline-change',
+    breaks:
+      'C6: a run with nothing new under a changed baseline closes quietly instead of judging the history again',
+    patches: [
+      {
+        file: 'src/sync/conformance.ts',
+        find: 'if (judged.baseline?.id !== baseline.id || judged.baseline.sha256 !== baseline.sha256) return undefined;',
+        replace: 'if (judged.baseline === undefined) return undefined;',
+      },
+    ],
+    tests: [CONFORMANCE_SYNC],
+  },
+  {
+    name: 'quiet-judgement-ignores-exceptions',
+    breaks:
+      'C6: a run with nothing new closes quietly although an exception of the tenant expires within 14 days',
+    patches: [
+      {
+        file: 'src/sync/conformance.ts',
+        find: 'if (at !== null && at > since && at <= horizon) return undefined;',
+        replace: "if (at === 'never') return undefined;",
       },
     ],
     tests: [CONFORMANCE_SYNC],

@@ -1,6 +1,7 @@
 -- A run opens in one round trip (sync.md "One run", steps 1-4; scaling.md "Round trips"): the
 -- tenant lock, the orphaned runs closed, the slot already done (a retried attempt), the checkpoint,
--- whether the tenant ever succeeded, its newest stored entries, and the ledger row, in one call.
+-- whether the tenant ever succeeded, its newest stored entries, the baseline it was last judged by
+-- and when (conformance.md), and the ledger row, in one call.
 --
 -- A function rather than one statement with CTEs: a statement sees the database as of its start,
 -- which is before it took the lock, so it could miss what the lock's previous holder committed in
@@ -26,7 +27,10 @@ create function govtrail.open_run(
   cp_created_at_key text,
   cp_run_id bigint,
   succeeded_before boolean,
-  recent json
+  recent json,
+  judged_baseline_id text,
+  judged_baseline_sha256 text,
+  judged_at_key text
 )
 language plpgsql volatile set search_path = pg_catalog, pg_temp as $$
 begin
@@ -68,6 +72,10 @@ begin
     into recent
     from (select h.entry_id, h.content_sha256, h.run_id, h.created_at from govtrail.history_entry h
            where h.tenant_id = p_tenant order by h.created_at desc, h.entry_id desc limit p_recent) e;
+  select p.baseline_id, p.baseline_sha256 into judged_baseline_id, judged_baseline_sha256
+    from govtrail.control_period p where p.tenant_id = p_tenant limit 1;
+  select to_char(t.baseline_judged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z'
+    into judged_at_key from govtrail.tenant t where t.tenant_id = p_tenant;
   insert into govtrail.sync_run (tenant_id, trigger, checkpoint_before, kind, slot)
   values (p_tenant, p_trigger, cp_entry_id, p_kind, p_slot)
   returning sync_run.run_id into opened_run_id;
@@ -79,4 +87,4 @@ revoke execute on function govtrail.open_run(text, bigint, text, text, timestamp
 grant execute on function govtrail.open_run(text, bigint, text, text, timestamptz, boolean, boolean, integer, text) to govtrail_writer;
 
 comment on function govtrail.open_run(text, bigint, text, text, timestamptz, boolean, boolean, integer, text) is
-  'Opens a run of a tenant in one call (sync.md "One run", steps 1-4): takes the tenant''s advisory lock (or records a skipped run), closes orphaned runs, finds a slot already done, reads the checkpoint and the newest stored entries, and inserts the ledger row. Called by govtrail; not for analysts.';
+  'Opens a run of a tenant in one call (sync.md "One run", steps 1-4): takes the tenant''s advisory lock (or records a skipped run), closes orphaned runs, finds a slot already done, reads the checkpoint, the newest stored entries and the baseline the tenant was last judged by, and inserts the ledger row. Called by govtrail; not for analysts.';

@@ -7,6 +7,7 @@
 import { conformanceAlerts } from '../core/conformance/alerts.js';
 import type { Baseline } from '../core/conformance/baseline.js';
 import { type ControlPeriod, HistoryJudge, splicePeriods } from '../core/conformance/judge.js';
+import { EXPIRING_WITHIN_MS } from '../core/conformance/report.js';
 import { dateKey } from '../core/normalise/time.js';
 import type { RoutedSink } from '../core/routing.js';
 import type { Session } from '../store/database.js';
@@ -25,6 +26,7 @@ import {
 } from '../store/read/control-periods.js';
 import { recordBaselineText, replaceControlPeriods, setTenantBaseline } from '../store/write/conformance.js';
 import { insertAlerts } from '../store/write/outbox.js';
+import type { JudgedState } from '../store/write/run-frame.js';
 import type { ChangeStep } from './run-types.js';
 
 /** What one judgement did. */
@@ -145,6 +147,7 @@ export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
   return {
     // Every judgement is recorded, and expiries are alerted on runs that store nothing too.
     everyRun: true,
+    quietClose: (tenantId, judged, nowMs) => quietJudgement(options.baseline, tenantId, judged, nowMs),
     async after(trx, context) {
       const started = performance.now();
       const outcome = await judgeTenant(trx, context.tenantId, options.baseline, context.runId);
@@ -187,6 +190,30 @@ export function conformanceStep(options: ConformanceStepOptions): ChangeStep {
 }
 
 /**
+ * A run that stores nothing, of a tenant judged before by `baseline` itself: the judgement has
+ * nothing to re-judge (scope `none`), and it raises nothing when no exception of the tenant was
+ * approved or expired since the last judgement (those instants open periods without an entry) and
+ * none expires within 14 days (CONF-003). Then the close records the judgement; otherwise undefined
+ * and the run judges in its transaction.
+ */
+export function quietJudgement(
+  baseline: Baseline,
+  tenantId: string,
+  judged: JudgedState,
+  nowMs: number,
+): { readonly judged: { readonly id: string; readonly sha256: string } } | undefined {
+  if (judged.baseline?.id !== baseline.id || judged.baseline.sha256 !== baseline.sha256) return undefined;
+  const since = judged.atKey ?? dateKey(new Date(nowMs - EXPIRY_LOOKBACK_MS));
+  const horizon = dateKey(new Date(nowMs + EXPIRING_WITHIN_MS));
+  for (const x of baseline.exceptions) {
+    if (!x.tenants.includes(tenantId)) continue;
+    for (const at of [x.approvedAt, x.expires])
+      if (at !== null && at > since && at <= horizon) return undefined;
+  }
+  return { judged: { id: baseline.id, sha256: baseline.sha256 } };
+}
+
+/**
  * Two change steps as one: both trackers are fed, `first` runs before `second`, and their counts
  * add up. Findings go to `first` (the rule pack's step).
  */
@@ -194,6 +221,17 @@ export function combineSteps(first: ChangeStep | undefined, second: ChangeStep):
   if (first === undefined) return second;
   return {
     ...(first.everyRun === true || second.everyRun === true ? { everyRun: true } : {}),
+    quietClose(tenantId, judged, nowMs) {
+      // Each step with work on every run must agree to a quiet close; the judgement is the one step's that has it.
+      let out: ReturnType<NonNullable<ChangeStep['quietClose']>>;
+      for (const step of [first, second]) {
+        if (step.everyRun !== true) continue;
+        const mark = step.quietClose?.(tenantId, judged, nowMs);
+        if (mark === undefined) return undefined;
+        out = mark;
+      }
+      return out;
+    },
     ...(first.track !== undefined ? { track: first.track.bind(first) } : {}),
     ...(first.findings !== undefined ? { findings: first.findings.bind(first) } : {}),
     async after(trx, context) {

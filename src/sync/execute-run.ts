@@ -12,7 +12,7 @@ import type { Session } from '../store/database.js';
 import type { Checkpoint } from '../store/read/checkpoint.js';
 import { findLastRowHash, findNewestEntry, type StoredVersion } from '../store/read/stored-entries.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
-import { closeQuietRun, openRun } from '../store/write/run-frame.js';
+import { closeQuietRun, type JudgedState, type OpenedRecent, openRun } from '../store/write/run-frame.js';
 import {
   finishRun,
   type ReconcileLedger,
@@ -135,7 +135,7 @@ export async function executeRun(
           maxPages: options.maxPages,
           stopAfter: quiet.stopAfter(checkpoint),
         });
-        const outcome = await closeIfQuiet(session, options, run, checkpoint, opened.recent, listing, quiet);
+        const outcome = await closeIfQuiet(session, options, run, checkpoint, opened, listing, quiet);
         if (outcome !== undefined) {
           locked = false;
           logger.info(
@@ -267,12 +267,17 @@ async function closeIfQuiet(
   options: RunOptions,
   run: RunState,
   checkpoint: Checkpoint,
-  recent: ReadonlyArray<{ readonly entryId: string; readonly version: StoredVersion | undefined }>,
+  opened: { readonly recent: OpenedRecent; readonly judged: JudgedState },
   listing: PeekedListing,
   quiet: QuietPlan,
 ): Promise<PartialSummary | undefined> {
+  const { recent, judged } = opened;
   const page = listing.first;
-  if (page === undefined || options.changes?.everyRun === true) return undefined;
+  if (page === undefined) return undefined;
+  const steps = options.changes;
+  // A step with work on every run says whether the close can record it (an unchanged baseline's judgement).
+  const mark = steps?.everyRun === true ? steps.quietClose?.(options.tenantId, judged, Date.now()) : null;
+  if (mark === undefined) return undefined;
   const versions = new Map<string, StoredVersion>();
   for (const e of recent) if (e.version !== undefined) versions.set(e.entryId, e.version);
   if (!quiet.stopAfter(checkpoint)(page) || !isQuietPage(page, versions)) return undefined;
@@ -289,6 +294,7 @@ async function closeIfQuiet(
     httpRetries: counters.httpRetries,
     checkpointEntryId: checkpoint.entryId,
     alertRules: options.resolveOnSuccess ?? [],
+    ...(mark !== null ? { judged: mark.judged } : {}),
   });
   return {
     runId: run.runId,

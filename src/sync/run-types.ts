@@ -13,6 +13,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { TableCopy } from '../store/copy.js';
 import type { Database, Session } from '../store/database.js';
 import type { RecordedDiscrepancy } from '../store/write/discrepancies.js';
+import type { JudgedState } from '../store/write/run-frame.js';
 import type { ReconcileLedger, RunCounters, RunKind, RunTrigger } from '../store/write/runs.js';
 
 /** What a run needs of the tenant API: a pager that can be told to stop before fetching more. */
@@ -63,10 +64,21 @@ export interface Finding {
 export interface ChangeStep {
   /**
    * The step has work on every run, also one that stores nothing (the conformance step records
-   * each judgement and alerts on expiries): such a run then opens its transaction as any other.
-   * Unset: a run that stores nothing may close without one (sync.md "A run with nothing new").
+   * each judgement and alerts on expiries): such a run then opens its transaction as any other,
+   * unless `quietClose` says the close can record what the step would. Unset: a run that stores
+   * nothing may close without one (sync.md "A run with nothing new").
    */
   readonly everyRun?: boolean;
+  /**
+   * For a run of `tenantId` that stores nothing, judged before by `judged`: what the quiet close
+   * records for the step (the judgement by an unchanged baseline), or undefined when the step has
+   * more to do (another baseline, an exception boundary or expiry warning since the last judgement).
+   */
+  quietClose?(
+    tenantId: string,
+    judged: JudgedState,
+    nowMs: number,
+  ): { readonly judged: { readonly id: string; readonly sha256: string } } | undefined;
   /**
    * Called once the run's transaction has started; may return a tracker to be fed every inserted
    * batch (so the work can be done while the history is still being fetched).

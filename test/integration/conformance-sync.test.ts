@@ -181,6 +181,45 @@ describe('conformance in the runs', () => {
     expect(expiring[0]).toMatchObject({ severity: 'low', run_id: nothingNew.runId });
   });
 
+  it('a run with nothing new, by an unchanged baseline, closes quietly and records the judgement; a new baseline re-judges', async () => {
+    const { h, file } = await start(baselineText('2099-01-01T00:00:00Z'));
+    // Registered, as the CLI and the worker register a configured tenant: the judgement is recorded there.
+    await sql`insert into govtrail.tenant (tenant_id) values ('acme')`.execute(h.database.db);
+    await h.sync();
+    const judgedAt = async () =>
+      (
+        await sql<{ at: Date; sha: string }>`
+          select baseline_judged_at as at, baseline_sha256 as sha from govtrail.tenant where tenant_id = 'acme'`.execute(
+          h.database.db,
+        )
+      ).rows[0];
+    const first = await judgedAt();
+    const periods = await readControlPeriods(h.database.db, 'acme');
+    const alerts = (await alertRows(h.database.db)).length;
+    const quiet = await h.sync();
+    expect(quiet).toMatchObject({ status: 'succeeded', counters: { entriesInserted: 0 } });
+    expect(h.logs.some((l) => l.includes('"quiet":true') && l.includes(`"runId":${quiet.runId}`))).toBe(true);
+    const second = await judgedAt();
+    expect(second?.sha).toBe(first?.sha);
+    expect(second?.at.getTime()).toBeGreaterThan(first?.at.getTime() as number);
+    expect(await readControlPeriods(h.database.db, 'acme')).toEqual(periods);
+    expect((await alertRows(h.database.db)).length).toBe(alerts);
+
+    // The same history under another baseline: not quiet, the whole history judged again.
+    writeFileSync(file, baselineText('2098-01-01T00:00:00Z'));
+    const changed = parseBaseline(baselineText('2098-01-01T00:00:00Z'), 'b', DEFAULT_RANKS);
+    const rejudged = await h.sync();
+    expect(h.logs.some((l) => l.includes('"quiet":true') && l.includes(`"runId":${rejudged.runId}`))).toBe(
+      false,
+    );
+    const { rows } = await sql<{ shas: string[] }>`
+      select array_agg(distinct baseline_sha256) as shas from govtrail.control_period where tenant_id = 'acme'`.execute(
+      h.database.db,
+    );
+    expect(rows[0]?.shas).toEqual([changed.sha256]);
+    expect((await judgedAt())?.sha).toBe(changed.sha256);
+  });
+
   it('a change of baseline re-judges the whole history once, and the registry records it', async () => {
     const { h, file } = await start(baselineText('2099-01-01T00:00:00Z'));
     await h.sync();

@@ -33,11 +33,23 @@ export type OpenedRun =
       /** Whether the tenant had a checkpoint or a succeeded run before this one. */
       readonly succeededBefore: boolean;
       /** The newest stored entries, newest first by (created_at, entry_id), with their versions. */
-      readonly recent: ReadonlyArray<{
-        readonly entryId: string;
-        readonly version: StoredVersion | undefined;
-      }>;
+      readonly recent: OpenedRecent;
+      /** The baseline the tenant's periods were judged by, and when it was last judged. */
+      readonly judged: JudgedState;
     };
+
+/** A tenant's newest stored entries, with their versions (undefined: stored without a content hash). */
+export type OpenedRecent = ReadonlyArray<{
+  readonly entryId: string;
+  readonly version: StoredVersion | undefined;
+}>;
+
+/** The baseline a tenant's control periods were judged by (conformance.md), and when last. */
+export interface JudgedState {
+  readonly baseline: { readonly id: string; readonly sha256: string } | undefined;
+  /** Nanosecond UTC key; undefined when never judged. */
+  readonly atKey: string | undefined;
+}
 
 interface OpenRunRow {
   locked: boolean;
@@ -50,6 +62,9 @@ interface OpenRunRow {
   cp_run_id: string | number | null;
   succeeded_before: boolean | null;
   recent: RecentJson | string | null;
+  judged_baseline_id: string | null;
+  judged_baseline_sha256: string | null;
+  judged_at_key: string | null;
 }
 
 type RecentJson = Array<{ id: string; sha: string | null; run: number }>;
@@ -95,6 +110,13 @@ export async function openRun(
             runId: Number(r.cp_run_id),
           },
     succeededBefore: r.succeeded_before === true,
+    judged: {
+      baseline:
+        r.judged_baseline_id === null || r.judged_baseline_sha256 === null
+          ? undefined
+          : { id: r.judged_baseline_id, sha256: r.judged_baseline_sha256 },
+      atKey: r.judged_at_key ?? undefined,
+    },
     recent: (recent ?? []).map((e) => ({
       entryId: e.id,
       // A row stored before content hashes (migration 0004) has none here: not comparable, so unknown.
@@ -112,12 +134,15 @@ export interface QuietOutcome {
   readonly checkpointEntryId: string;
   /** Rules whose unresolved alerts of the tenant are asked about (`openAlerts`). */
   readonly alertRules: readonly string[];
+  /** The baseline the run judged the tenant by (nothing new to judge): recorded with the time. */
+  readonly judged?: { readonly id: string; readonly sha256: string };
 }
 
 /**
  * Closes, in one statement, a sync that found nothing to write (sync.md "A run with nothing new"):
  * the checkpoint stays on its entry and records this run, the ledger row is closed as succeeded with
- * `stop_reason = checkpoint`, and the tenant's lock is released. Also tells whether the tenant has
+ * `stop_reason = checkpoint`, the judgement by an unchanged baseline is recorded (`judged`), and the
+ * tenant's lock is released. Also tells whether the tenant has
  * an alert of `alertRules` that may be unresolved (its last event other than a note is not a
  * resolution), so that the caller needs no query of its own to find none.
  *
@@ -143,7 +168,16 @@ export async function closeQuietRun(
              http_retries = ${o.httpRetries}, checkpoint_after = ${o.checkpointEntryId}, stop_reason = 'checkpoint',
              error_code = null, error_message = null, entries_changed = 0
        where run_id = ${runId} and exists (select 1 from cp)
-      returning run_id)
+      returning run_id)${
+        o.judged === undefined
+          ? sql``
+          : sql`,
+    judged as (
+      update govtrail.tenant set baseline_id = ${o.judged.id}, baseline_sha256 = ${o.judged.sha256},
+             baseline_judged_at = now()
+       where tenant_id = ${tenantId} and exists (select 1 from fin)
+      returning tenant_id)`
+      }
     select (select count(*) from fin)::int as closed,
            exists (
              select 1 from govtrail.alert a
