@@ -46,9 +46,26 @@ describe('nestsDeeperThan', () => {
     expect(nestsDeeperThan({ a: {}, b: objects(4), c: 1 }, 5)).toBe(false);
   });
 
-  it('measures any depth without recursion', () => {
+  it('measures any depth without overflowing the stack: its recursion stops past the limit', () => {
     expect(nestsDeeperThan(arrays(100_000), MAX_ENTRY_DEPTH)).toBe(true);
+    expect(nestsDeeperThan(objects(100_000), MAX_ENTRY_DEPTH)).toBe(true);
     expect(nestsDeeperThan(arrays(MAX_ENTRY_DEPTH - 1), MAX_ENTRY_DEPTH)).toBe(false);
+    expect(nestsDeeperThan(arrays(MAX_ENTRY_DEPTH), MAX_ENTRY_DEPTH)).toBe(false);
+    expect(nestsDeeperThan(arrays(MAX_ENTRY_DEPTH + 1), MAX_ENTRY_DEPTH)).toBe(true);
+  });
+
+  it('takes a limit too large to recurse to, as deep as the value goes', () => {
+    expect(nestsDeeperThan(arrays(100_000), 100_000)).toBe(false);
+    expect(nestsDeeperThan(objects(100_001), 100_000)).toBe(true);
+    expect(nestsDeeperThan({ a: [1, { b: arrays(5_000) }] }, 5_003)).toBe(false);
+    expect(nestsDeeperThan({ a: [1, { b: arrays(5_000) }] }, 5_002)).toBe(true);
+  });
+
+  it('at the largest limit it recurses to, as above and below it', () => {
+    for (const limit of [1023, 1024, 1025]) {
+      expect(nestsDeeperThan(arrays(limit), limit)).toBe(false);
+      expect(nestsDeeperThan(objects(limit + 1), limit)).toBe(true);
+    }
   });
 });
 

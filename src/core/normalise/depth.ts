@@ -1,6 +1,6 @@
 /**
- * How deep an entry nests, measured without recursion. The copy of an entry is written and hashed
- * by recursive code (canonical JSON, JSON.stringify, jsonb); an entry nested thousands of levels
+ * How deep an entry nests, measured without overflowing the stack (recursion that stops one level
+ * past the limit). The copy of an entry is written and hashed by recursive code (canonical JSON, JSON.stringify, jsonb); an entry nested thousands of levels
  * deep would overflow the stack there and fail every run. Such an entry is rejected instead
  * (rejected_entry, with its reason), its too-deep parts replaced by a marker. Pure.
  */
@@ -12,9 +12,37 @@
  */
 export const MAX_ENTRY_DEPTH = 256;
 
-/** Whether `value` nests arrays and objects more than `limit` levels deep. Iterative: any depth. */
+/**
+ * The largest limit nestsDeeperThan recurses to: its recursion stops one level past the limit,
+ * whatever the value's depth, so the stack stays far from its own limit (thousands of levels).
+ */
+const RECURSION_LIMIT = 1024;
+
+/** Whether `value` nests arrays and objects more than `limit` levels deep. Any depth. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   if (value === null || typeof value !== 'object') return false;
+  // Every served entry is checked: recursion allocates nothing, where a stack of its own allocated
+  // two arrays an entry and a slot a nested value (young garbage the collector pays for).
+  return limit <= RECURSION_LIMIT ? deeper(value, 1, limit) : deeperIterative(value, limit);
+}
+
+/** Whether `value`, at `depth`, or anything in it is deeper than `limit`. Recurses at most `limit` + 1 levels. */
+function deeper(value: object, depth: number, limit: number): boolean {
+  if (depth > limit) return true;
+  if (Array.isArray(value)) {
+    for (const v of value)
+      if (v !== null && typeof v === 'object' && deeper(v, depth + 1, limit)) return true;
+  } else {
+    for (const k in value) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== null && typeof v === 'object' && deeper(v, depth + 1, limit)) return true;
+    }
+  }
+  return false;
+}
+
+/** nestsDeeperThan for a limit too large to recurse to: a stack of its own. */
+function deeperIterative(value: object, limit: number): boolean {
   const nodes: object[] = [value];
   const depths: number[] = [1];
   for (let top = nodes.pop(); top !== undefined; top = nodes.pop()) {
