@@ -567,6 +567,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/found-by-any-run.test.ts'],
   },
   {
+    name: 'early-batch-missing-from-next-lookup',
+    breaks:
+      'S12 / S5: a backfill batch encoded as its pages came keeps only the content hashes of its entries; without them the next batch, looked up before it is written, inserts a copy served one batch later twice (the run fails) or leaves its other version unrecorded',
+    patches: [
+      {
+        file: 'src/sync/entry-writer.ts',
+        find: 'const early = before?.sealed.early?.hashes.get(id);',
+        replace: 'const early = undefined as Buffer | undefined;',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
     name: 'backfill-filter-rules-out-stored-id',
     breaks:
       'S12 / S5: a backfill asks the database only about ids its filter cannot rule out; a filter that rules out an id the run stored two batches earlier lets its copy be inserted twice (the run fails) or its other version go unrecorded',
