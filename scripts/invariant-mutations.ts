@@ -36,6 +36,7 @@ const CONFORMANCE_STORE = 'test/integration/conformance-store.test.ts';
 const CONFORMANCE_SYNC = 'test/integration/conformance-sync.test.ts';
 const CONFORMANCE_CLI = 'test/integration/conformance-cli.test.ts';
 const READER_SCOPE = 'test/integration/reader-scope.test.ts';
+const CHILD_ROWS = 'test/integration/child-rows-have-entry.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -450,6 +451,32 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/tamper-roles.test.ts'],
   },
   {
+    name: 'child-row-without-entry-accepted',
+    breaks:
+      'docs/design/data-model.md "Child rows and their entry": the per-statement check finds a row without its entry and lets it in',
+    patches: [
+      {
+        file: 'sql/0035_child_rows_checked_per_statement.sql',
+        find: '  if found then',
+        replace: '  if found and false then',
+      },
+    ],
+    tests: [CHILD_ROWS],
+  },
+  {
+    name: 'field-change-without-entry-unchecked',
+    breaks:
+      'docs/design/data-model.md "Child rows and their entry": field_change rows are inserted without the check (its trigger fires on UPDATE only)',
+    patches: [
+      {
+        file: 'sql/0035_child_rows_checked_per_statement.sql',
+        find: 'create trigger field_change_has_entry after insert on govtrail.field_change',
+        replace: 'create trigger field_change_has_entry after update on govtrail.field_change',
+      },
+    ],
+    tests: [CHILD_ROWS],
+  },
+  {
     name: 'field-change-delete-unguarded',
     breaks:
       'docs/design/data-model.md: field_change rows may be deleted outside the recompute of a late arrival',
@@ -535,6 +562,19 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/sync/entry-writer.ts',
         find: 'const written = before?.fresh.get(id);',
         replace: 'const written = undefined as NormalisedEntry | undefined;',
+      },
+    ],
+    tests: ['test/integration/found-by-any-run.test.ts'],
+  },
+  {
+    name: 'early-batch-missing-from-next-lookup',
+    breaks:
+      'S12 / S5: a backfill batch encoded as its pages came keeps only the content hashes of its entries; without them the next batch, looked up before it is written, inserts a copy served one batch later twice (the run fails) or leaves its other version unrecorded',
+    patches: [
+      {
+        file: 'src/sync/entry-writer.ts',
+        find: 'const early = before?.sealed.early?.hashes.get(id);',
+        replace: 'const early = undefined as Buffer | undefined;',
       },
     ],
     tests: ['test/integration/found-by-any-run.test.ts'],

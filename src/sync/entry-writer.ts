@@ -20,6 +20,7 @@ import {
   writeEncodedEntries,
 } from '../store/write/entries.js';
 import type { RunCounters } from '../store/write/runs.js';
+import { conflictsOfEarly, type EarlyPart, encodeEarly, startEarlyPart } from './backfill-early.js';
 import { type ClassifiedBatch, classifyServed, type Served } from './classify-served.js';
 import type { FindingRecorder } from './finding-recorder.js';
 import type { InsertTracker, ServedVersion, TrackedWrite, WrittenBatch } from './run-types.js';
@@ -27,16 +28,24 @@ import { groupServed, type ServedGroups } from './served.js';
 
 /** A batch taken from the pager: its served entries grouped by id, its rejects, its lookup queued. */
 interface SealedBatch {
+  /** The entries encoded early (all of a clean backfill's batch); the rest follow them. */
+  readonly early: EarlyPart | undefined;
+  /** Further copies of ids encoded early, by id, in the order served. */
+  readonly copiesOfEarly: Map<string, Served[]>;
   readonly groups: ServedGroups<Served>;
   readonly rejects: RejectedInput[];
   /** What the database holds of the batch's ids, as of every batch but the previous one written. */
   readonly stored: Promise<Map<string, StoredVersion>>;
+  /** Whether entries are left to classify and encode (else the tracker's write was taken at sealing). */
+  readonly late: boolean;
+  /** The tracker's write, when taken as the batch was sealed. */
+  readonly tracked: TrackedWrite | undefined;
 }
 
 /** A batch classified and encoded, ready to be written. */
 interface PreparedBatch {
   readonly sealed: SealedBatch;
-  /** The entries to insert, by id (insertion order). */
+  /** The entries to insert that were encoded late (after the batch was sealed), by id. */
   readonly fresh: Map<string, NormalisedEntry>;
   readonly encoded: EncodedEntries;
   readonly rewritten: ServedVersion[];
@@ -62,6 +71,14 @@ interface PreparedBatch {
  * in memory. At most three batches are held: one filling, one prepared, one being written. A run
  * on a tenant with no entries yet (a backfill) keeps the ids it stores in a fixed-size filter and
  * asks the database only about those the filter cannot rule out: usually none, so no lookup.
+ *
+ * On such a tenant a sync also encodes each batch early, a page at a time as the pager hands it
+ * over, for as long as every entry of the batch is one the filter rules out and that normalises
+ * (usually all): each entry's objects then die within the page, and the batch holds only bytes
+ * (docs/design/sync.md S10: with Node's small young generation, objects kept across pages are what
+ * the collector copies). The first entry that is not so, and every later one of its batch, waits
+ * raw and is classified after the batch is sealed, as above; the rows come out the same, in the
+ * same order.
  */
 export class EntryWriter {
   /** Oldest (created_at key, entry_id) among the inserted entries. */
@@ -70,6 +87,10 @@ export class EntryWriter {
   conflicting = 0;
   private batch: Served[] = [];
   private rejected: RejectedInput[] = [];
+  /** The filling batch's entries encoded early; undefined while it has none. */
+  private early: EarlyPart | undefined;
+  /** Sealed batches whose late entries are not encoded yet: the hash chain is not at its end. */
+  private lateBatches = 0;
   /** Batches sealed so far. */
   private sealedBatches = 0;
   /** The connection's work in order, chained: a failure ends it (every later step rejects). */
@@ -113,6 +134,7 @@ export class EntryWriter {
 
   /** Takes one page's raw entries; seals a batch once enough are waiting. */
   async add(trx: Session, raws: readonly unknown[]): Promise<void> {
+    const early: NormalisedEntry[] = [];
     for (const raw of raws) {
       // Hashing and storing recurse: an entry nested too deep for them is rejected, not a failed run.
       if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {
@@ -122,10 +144,33 @@ export class EntryWriter {
       // Only the key now: most served entries of a reconcile (and of a sync's lookback window) are
       // stored already, and need no more than a content hash.
       const key = entryKeyOf(raw);
-      if (key !== undefined) this.batch.push({ raw, key });
-      else this.reject(raw);
+      if (key === undefined) this.reject(raw);
+      else if (!this.addEarly(raw, key.entryId, early)) this.batch.push({ raw, key });
     }
-    if (this.batch.length + this.rejected.length >= this.nextBatchSize()) await this.seal(trx);
+    // The walk takes the page's entries at once (it sorts what it holds on each call).
+    if (early.length > 0) this.o.tracker?.inserted(early);
+    const waiting = this.batch.length + this.rejected.length + (this.early?.encoder.count ?? 0);
+    if (waiting >= this.nextBatchSize()) await this.seal(trx);
+  }
+
+  /**
+   * Encodes `raw` now, into the filling batch's early part, when it is certain to be inserted as it
+   * is: a sync (no onBatch) of a tenant that had no entries and no checkpoint, nothing of the batch
+   * waiting raw nor a sealed batch still encoding, an id the run's filter rules out (so neither
+   * stored nor served before in the run), and an entry that normalises. Returns whether it did.
+   */
+  private addEarly(raw: unknown, id: string, page: NormalisedEntry[]): boolean {
+    const filter = this.storedByRun;
+    if (filter === undefined || this.onBatch !== undefined || this.o.backdatedBefore !== undefined)
+      return false;
+    if (this.batch.length > 0 || this.lateBatches > 0 || filter.mightHold(id)) return false;
+    const n = normaliseEntry(this.o.tenantId, raw);
+    if (!n.ok || n.value.entry.entryId !== id) return false;
+    this.early ??= startEarlyPart(this.o.tenantId, this.o.runId, this.lastHash);
+    this.lastHash = encodeEarly(this.early, n.value);
+    filter.add(id);
+    page.push(n.value);
+    return true;
   }
 
   /**
@@ -139,7 +184,7 @@ export class EntryWriter {
 
   /** Writes what is left; call once the source is exhausted (or the stop rule ended paging). */
   async finish(trx: Session): Promise<void> {
-    if (this.batch.length > 0 || this.rejected.length > 0) await this.seal(trx);
+    if (this.batch.length > 0 || this.rejected.length > 0 || this.early !== undefined) await this.seal(trx);
     if (this.pending !== undefined) this.queueWrite(trx, this.pending);
     this.pending = undefined;
     await this.lane;
@@ -186,10 +231,23 @@ export class EntryWriter {
   private async seal(trx: Session): Promise<void> {
     this.sealedBatches++;
     if (this.lastWrite !== undefined) await this.lastWrite;
-    const entries = this.batch;
     const rejects = this.rejected;
-    this.batch = [];
+    const early = this.early;
     this.rejected = [];
+    this.early = undefined;
+    // Copies of an id encoded early are that entry's further versions (as groupServed sorts them).
+    const copiesOfEarly = new Map<string, Served[]>();
+    const entries: Served[] = [];
+    for (const e of this.batch) {
+      const id = e.key.entryId;
+      if (early?.hashes.has(id) !== true) entries.push(e);
+      else {
+        const copies = copiesOfEarly.get(id);
+        if (copies === undefined) copiesOfEarly.set(id, [e]);
+        else copies.push(e);
+      }
+    }
+    this.batch = [];
     // The same entry may be served twice (on two pages, or twice in one page): the first copy is
     // stored or compared; another copy with other content is a conflicting version, kept.
     const groups = groupServed(entries);
@@ -198,9 +256,14 @@ export class EntryWriter {
       ids.length === 0
         ? Promise.resolve(new Map())
         : this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
+    // Nothing left to encode: the tracker's rows so far are this batch's (the next page's entries
+    // may be encoded before it is prepared). Otherwise the late part is encoded first.
+    const late = entries.length > 0 || copiesOfEarly.size > 0;
+    const tracked = late ? undefined : this.o.tracker?.takeWrite();
+    if (late) this.lateBatches++;
     const previous = this.pending;
     if (previous !== undefined) this.queueWrite(trx, previous);
-    const prepared = this.prepare({ groups, rejects, stored }, previous);
+    const prepared = this.prepare({ early, copiesOfEarly, groups, rejects, stored, late, tracked }, previous);
     prepared.catch(() => {});
     this.pending = prepared;
   }
@@ -230,18 +293,36 @@ export class EntryWriter {
     sealed: SealedBatch,
     previous: Promise<PreparedBatch> | undefined,
   ): Promise<PreparedBatch> {
+    try {
+      return await this.prepareLate(sealed, previous);
+    } finally {
+      if (sealed.late) this.lateBatches--;
+    }
+  }
+
+  /** `prepare`: classifies and encodes what waited raw, after what was encoded early. */
+  private async prepareLate(
+    sealed: SealedBatch,
+    previous: Promise<PreparedBatch> | undefined,
+  ): Promise<PreparedBatch> {
     const before = previous === undefined ? undefined : await previous;
     const inDatabase = await sealed.stored;
     const { tenantId, runId } = this.o;
     const heldVersion = (id: string): StoredVersion | undefined => {
       const held = inDatabase.get(id);
       if (held !== undefined) return held;
+      const early = before?.sealed.early?.hashes.get(id);
+      if (early !== undefined) return { contentHash: early, runId };
       const written = before?.fresh.get(id);
       return written === undefined ? undefined : { contentHash: contentHash(written.entry.raw), runId };
     };
+    const classified: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
+    if (sealed.early !== undefined)
+      conflictsOfEarly(tenantId, sealed.early, sealed.copiesOfEarly, classified);
+    if (!sealed.late)
+      return this.prepared(sealed, new Map(), sealed.early?.encoder.finish(), sealed.tracked, classified);
     // In slices, as encoding is: the write in flight must not wait for a whole batch's classifying
     // (normalising each new entry, hashing each held one) to read the database's replies.
-    const classified: ClassifiedBatch = { fresh: [], rewritten: [], conflicting: [], rejected: [] };
     await inSlices([...sealed.groups.first.values()], (slice) =>
       classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified),
     );
@@ -253,10 +334,27 @@ export class EntryWriter {
       this.storedByRun?.add(e.entry.entryId);
     }
     const { encoded, tracked } = await this.encodeInSlices(classified.fresh);
+    const early = sealed.early?.encoder.finish();
+    return this.prepared(
+      sealed,
+      fresh,
+      early === undefined ? encoded : joinEncodedEntries([early, encoded]),
+      tracked,
+      classified,
+    );
+  }
+
+  private prepared(
+    sealed: SealedBatch,
+    fresh: Map<string, NormalisedEntry>,
+    encoded: EncodedEntries | undefined,
+    tracked: TrackedWrite | undefined,
+    classified: ClassifiedBatch,
+  ): PreparedBatch {
     return {
       sealed,
       fresh,
-      encoded,
+      encoded: encoded ?? encodeEntries(this.o.runId, [], this.lastHash),
       rewritten: classified.rewritten,
       conflicting: classified.conflicting,
       tracked,
@@ -289,6 +387,7 @@ export class EntryWriter {
     const fresh = [...batch.fresh.values()];
     counters.entriesInserted += await writeEncodedEntries(trx, batch.encoded, batch.tracked?.copies);
     batch.tracked?.written();
+    this.noteEarly(batch.sealed.early);
     this.noteFresh(fresh);
     counters.entriesRejected += await insertRejected(trx, tenantId, runId, batch.sealed.rejects);
     const backdated = await this.recordFindings(trx, batch, fresh);
@@ -299,6 +398,23 @@ export class EntryWriter {
     });
   }
 
+  /** noteFresh for the entries of a batch encoded early. */
+  private noteEarly(early: EarlyPart | undefined): void {
+    if (early === undefined) return;
+    const { counters, logger } = this.o;
+    for (const { entryId, warnings } of early.warned) {
+      counters.warnings += warnings.length;
+      logger.warn({ entryId, warnings }, 'entry stored with warnings');
+    }
+    if (early.oldest !== undefined) this.keepOldest(early.oldest);
+  }
+
+  /** Keeps `k` as oldestNew when it is older. */
+  private keepOldest(k: { key: string; entryId: string }): void {
+    const o = this.oldestNew;
+    if (o === undefined || k.key < o.key || (k.key === o.key && k.entryId < o.entryId)) this.oldestNew = k;
+  }
+
   /** Counts and logs the warnings of entries just stored, and keeps the oldest of them. */
   private noteFresh(fresh: readonly NormalisedEntry[]): void {
     const { counters, logger } = this.o;
@@ -306,9 +422,7 @@ export class EntryWriter {
       counters.warnings += e.warnings.length;
       if (e.warnings.length > 0)
         logger.warn({ entryId: e.entry.entryId, warnings: e.warnings }, 'entry stored with warnings');
-      const k = { key: e.entry.createdAtKey, entryId: e.entry.entryId };
-      const o = this.oldestNew;
-      if (o === undefined || k.key < o.key || (k.key === o.key && k.entryId < o.entryId)) this.oldestNew = k;
+      this.keepOldest({ key: e.entry.createdAtKey, entryId: e.entry.entryId });
     }
   }
 

@@ -334,6 +334,28 @@ describe('one id served twice with different contents', () => {
         }
       });
 
+  // A backfill encodes a batch as its pages come while every entry of it is new for certain; a
+  // batch holding a copy is classified after it is sealed instead ("late"), and its new entries are
+  // then found in memory by the next batch as the early ones are.
+  it('a copy of an entry stored by a batch classified late (itself holding a copy) is found in memory too', async () => {
+    h = await createHarness({ entries: 0, seed: 198 });
+    const x = h;
+    appendSteps(
+      x.sandbox,
+      Array.from({ length: 6 }, () => ({ after: 2 * DAY })),
+    );
+    const [e0, e1, e2, e3, e4, e5] = x.sandbox.history.entries() as SandboxEntry[];
+    const other = { ...structuredClone(e2 as SandboxEntry), servedTwice: true };
+    // Batches of 2: [e0 e1] early, [e0 e2] late, [e2' e3] late (e2 from the batch before, in memory).
+    const listing = [e0, e1, structuredClone(e0), e2, other, e3, e4, e5] as SandboxEntry[];
+    const run = await syncListing(x, listing, 2);
+    expect(run.status).toBe('succeeded');
+    expect(run.counters.entriesInserted).toBe(6);
+    const rows = await discrepancies(x);
+    expect(rows.map((r) => [r.entry_id, r.kind])).toEqual([[idOf(e2 as SandboxEntry), 'conflicting_ids']]);
+    expect(rows[0]).toMatchObject({ stored_sha256: hex(e2), source_sha256: hex(other) });
+  });
+
   it('served twice with the same content is a harmless duplicate: stored once, nothing recorded', async () => {
     h = await sparse(195);
     const x = h;

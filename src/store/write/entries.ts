@@ -13,7 +13,14 @@ import {
 } from '../../core/normalise/canonical.js';
 import type { AnnotationRow, EntryRow, NormalisedEntry, SnapshotRow } from '../../core/normalise/types.js';
 import { copyTables, type TableCopy } from '../copy.js';
-import { CopyPayload, type CopyValue, copyShape, encodeCopyRows, JsonUtf8 } from '../copy-format.js';
+import {
+  CopyBuilder,
+  CopyPayload,
+  type CopyValue,
+  copyShape,
+  encodeCopyRows,
+  JsonUtf8,
+} from '../copy-format.js';
 import type { Session } from '../database.js';
 import type { HistoryAnnotationTable, HistoryEntryTable, SettingsSnapshotTable } from '../schema.js';
 
@@ -110,20 +117,21 @@ function batchTenant(entries: readonly NormalisedEntry[]): string {
   return tenantId;
 }
 
-/** history_entry rows (ENTRY_COPY), chaining row hashes from `chain.hash`. */
-function* entryRows(
+/** One history_entry row (ENTRY_COPY), chained on `chain.hash`; returns the entry's content hash. */
+function entryRow(
   tenantId: string,
   runId: number,
-  entries: readonly NormalisedEntry[],
+  entry: EntryRow,
   chain: Chain,
-): Generator<CopyValue[]> {
-  for (const { entry } of entries) {
-    // One serialisation for both the column and the hash, which covers what is stored as it reads
-    // back (JSON of the jsonb text).
-    const raw = canonicalJsonbText(entry.raw);
-    const hashes = rowAndContentHashOfText(chain.hash, entry, raw.hashText);
-    chain.hash = hashes.rowHash;
-    yield ENTRY_COPY.row({
+  write: (row: CopyValue[]) => void,
+): Buffer {
+  // One serialisation for both the column and the hash, which covers what is stored as it reads
+  // back (JSON of the jsonb text).
+  const raw = canonicalJsonbText(entry.raw);
+  const hashes = rowAndContentHashOfText(chain.hash, entry, raw.hashText);
+  chain.hash = hashes.rowHash;
+  write(
+    ENTRY_COPY.row({
       tenantId,
       runId,
       entry,
@@ -131,7 +139,25 @@ function* entryRows(
       raw: raw.text === raw.hashText ? new JsonUtf8(hashes.canonicalRawUtf8) : raw.text,
       rowHash: hashes.rowHash,
       contentHash: hashes.contentHash,
-    });
+    }),
+  );
+  return hashes.contentHash;
+}
+
+/** history_entry rows (ENTRY_COPY), chaining row hashes from `chain.hash`. */
+function* entryRows(
+  tenantId: string,
+  runId: number,
+  entries: readonly NormalisedEntry[],
+  chain: Chain,
+): Generator<CopyValue[]> {
+  let row: CopyValue[] = [];
+  const keep = (r: CopyValue[]) => {
+    row = r;
+  };
+  for (const { entry } of entries) {
+    entryRow(tenantId, runId, entry, chain, keep);
+    yield row;
   }
 }
 
@@ -193,6 +219,62 @@ export function encodeEntries(
     annotations: encodeCopyRows(annotationRows(tenantId, entries), ANNOTATION_COPY.columns.length),
     snapshots: encodeCopyRows(snapshotRows(tenantId, entries), SNAPSHOT_COPY.columns.length),
   };
+}
+
+/** Chunks of a payload encoded beforehand grow to this size (as encodeCopyRows's do). */
+const ENCODED_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Encodes a batch of entries as they come, a few at a time, into the three COPY payloads
+ * `encodeEntries` makes at once (the same bytes for the same entries in the same order): so that a
+ * caller can let each entry's objects go as soon as it is encoded and keep only the bytes. Every
+ * entry must belong to `tenantId`.
+ */
+export class EntryEncoder {
+  readonly #chain: Chain;
+  readonly #entries = new CopyBuilder(ENTRY_COPY.columns.length, ENCODED_CHUNK_BYTES);
+  readonly #annotations = new CopyBuilder(ANNOTATION_COPY.columns.length, ENCODED_CHUNK_BYTES);
+  readonly #snapshots = new CopyBuilder(SNAPSHOT_COPY.columns.length, ENCODED_CHUNK_BYTES);
+
+  constructor(
+    private readonly tenantId: string,
+    private readonly runId: number,
+    previousHash: Buffer | null,
+  ) {
+    this.#chain = { hash: previousHash };
+  }
+
+  /** row_hash of the last entry encoded (the previous hash before any). */
+  get lastHash(): Buffer | null {
+    return this.#chain.hash;
+  }
+
+  /** Entries encoded so far. */
+  get count(): number {
+    return this.#entries.rows;
+  }
+
+  /** Encodes one entry with its annotations and snapshot; returns its content hash. */
+  add(e: NormalisedEntry): Buffer {
+    const { tenantId } = this;
+    if (e.entry.tenantId !== tenantId)
+      throw new Error(`one batch of entries holds tenants ${tenantId} and ${e.entry.tenantId}`);
+    const hash = entryRow(tenantId, this.runId, e.entry, this.#chain, (r) => this.#entries.row(r));
+    for (const an of e.annotations) this.#annotations.row(ANNOTATION_COPY.row({ ...an, tenantId }));
+    if (e.snapshot !== null) this.#snapshots.row(SNAPSHOT_COPY.row({ ...e.snapshot, tenantId }));
+    return hash;
+  }
+
+  /** The payloads of every entry added. */
+  finish(): EncodedEntries {
+    return {
+      count: this.#entries.rows,
+      lastHash: this.#chain.hash,
+      entries: this.#entries.finish(),
+      annotations: this.#annotations.finish(),
+      snapshots: this.#snapshots.finish(),
+    };
+  }
 }
 
 /**
