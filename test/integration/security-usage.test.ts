@@ -23,12 +23,15 @@ describe('usage errors of the process: exit 2, one line', () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'govtrail-datadir-'));
       const file = path.join(dir, 'not-a-directory');
       writeFileSync(file, 'x');
-      const r = await runGovtrail(['settings'], { GOVTRAIL_DATA_DIR: file });
-      expect(r.code).toBe(2);
-      expect(oneLine(r.stderr)).toEqual([
-        `govtrail: GOVTRAIL_DATA_DIR: ${file} is not a directory (the embedded database needs a directory; or set DATABASE_URL)`,
-      ]);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
+      // A command that only reads (settings) and one that creates the embedded database (migrate).
+      for (const command of ['settings', 'migrate']) {
+        const r = await runGovtrail([command], { GOVTRAIL_DATA_DIR: file });
+        expect(r.code).toBe(2);
+        expect(oneLine(r.stderr)).toEqual([
+          `govtrail: GOVTRAIL_DATA_DIR: ${file} is not a directory (the embedded database needs a directory; or set DATABASE_URL)`,
+        ]);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
     },
     HANG_MS,
   );
