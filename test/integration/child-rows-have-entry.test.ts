@@ -5,50 +5,19 @@
  * statement's added rows) instead of by a foreign key row by row; these tests hold the guarantee,
  * for the owner and for the writer role, through INSERT and through the COPY a run writes with.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyTables } from '../../src/store/copy.js';
 import { encodeCopyRows } from '../../src/store/copy-format.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-
-const WRITER_LOGIN = 'govtrail_writer_test_login';
+import { asClient, writerUrl } from '../helpers/roles.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-async function asClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** The test database's URL for the writer login (created once per cluster, as tamper-roles.test.ts does). */
-async function writerUrl(ownerUrl: string): Promise<string> {
-  await asClient(ownerUrl, async (c) => {
-    await c.query(`do $$
-      begin
-        if not exists (select from pg_roles where rolname = '${WRITER_LOGIN}') then
-          begin
-            create role ${WRITER_LOGIN} login;
-          exception when duplicate_object or unique_violation then null;
-          end;
-        end if;
-      end $$`);
-    await c.query(`grant govtrail_writer to ${WRITER_LOGIN}`);
-  });
-  const u = new URL(ownerUrl);
-  u.username = WRITER_LOGIN;
-  u.password = '';
-  return u.toString();
-}
 
 /** The SQLSTATE and detail a statement fails with (undefined when it succeeds). */
 async function failure(c: pg.Client, statement: string, values: unknown[] = []) {

@@ -8,7 +8,7 @@
  * Roles are cluster-wide and shared by every test run on the server: the login role is created
  * idempotently under a fixed name and never dropped.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAlerting } from '../../src/app/alerting.js';
 import { reconcileTenant, syncTenant } from '../../src/app/tenant-run.js';
@@ -23,8 +23,7 @@ import { runCliCaptured } from '../helpers/cli-process.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
 import { FAST_ENGINE } from '../helpers/fleet.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
-
-const WRITER_LOGIN = 'govtrail_writer_test_login';
+import { asClient, writerUrl } from '../helpers/roles.js';
 
 let h: Harness | undefined;
 let writer: Database | undefined;
@@ -34,36 +33,6 @@ afterEach(async () => {
   writer = undefined;
   h = undefined;
 });
-
-async function asClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** The test database's URL for the writer login, which is created (once per cluster) if missing. */
-async function writerUrl(ownerUrl: string): Promise<string> {
-  await asClient(ownerUrl, async (c) => {
-    await c.query(`do $$
-      begin
-        if not exists (select from pg_roles where rolname = '${WRITER_LOGIN}') then
-          begin
-            create role ${WRITER_LOGIN} login;
-          exception when duplicate_object or unique_violation then null;
-          end;
-        end if;
-      end $$`);
-    await c.query(`grant govtrail_writer to ${WRITER_LOGIN}`);
-  });
-  const u = new URL(ownerUrl);
-  u.username = WRITER_LOGIN;
-  u.password = '';
-  return u.toString();
-}
 
 /** The SQLSTATE a statement fails with (undefined when it succeeds). */
 async function failure(c: pg.Client, statement: string): Promise<string | undefined> {
