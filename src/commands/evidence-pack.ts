@@ -1,7 +1,7 @@
 /**
  * `govtrail export evidence-pack`: the auditor's binder for a tenant and a period (src/outputs/pack/).
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Config } from '../config/settings.js';
