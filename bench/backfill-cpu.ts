@@ -11,7 +11,7 @@ import {
   buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
-  runGovtrail,
+  migrateOrThrow,
   runGovtrailWithServerCpu,
   startSandboxProcess,
 } from './lib.js';
@@ -25,8 +25,7 @@ async function main(): Promise<void> {
   const scratch = await createScratchDatabase();
   try {
     const env = govtrailEnv(sb, scratch.url);
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     const load = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
     const r = await runGovtrailWithServerCpu(['sync'], env);
     if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);

@@ -9,6 +9,7 @@ import {
   buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   runGovtrail,
   startSandboxProcess,
 } from './lib.js';
@@ -33,8 +34,7 @@ async function once(variant: string): Promise<{ cpu: number; ms: number; rss: nu
   const scratch = await createScratchDatabase();
   try {
     const env = govtrailEnv(sb, scratch.url, assignments(variant));
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     const r = await runGovtrail(['sync'], env, { memory: true });
     if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);
     return { cpu: (r.cpu?.userS ?? 0) + (r.cpu?.systemS ?? 0), ms: r.ms, rss: (r.peakRssKb ?? 0) / 1024 };

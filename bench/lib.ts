@@ -241,6 +241,12 @@ function perfCount(stderr: string, event: string): { count: number | undefined; 
   return { count, rest };
 }
 
+/** `govtrail migrate` with `env` (a scratch database); throws with its stderr when it fails. */
+export async function migrateOrThrow(env: NodeJS.ProcessEnv): Promise<void> {
+  const r = await runGovtrail(['migrate'], env);
+  if (r.code !== 0) throw new Error(`migrate failed: ${r.stderr}`);
+}
+
 /**
  * Runs `govtrail <args>` as a child. With `memory`, `/usr/bin/time -v` measures its peak RSS and
  * CPU seconds, and, where `perfEvent()` says the machine counts them, `perf stat` its instructions.
@@ -382,8 +388,7 @@ export function keptStore(database: string): KeptStore {
       const sb = await startSandboxProcess(['--entries', String(entries)]);
       try {
         const env = govtrailEnv(sb, url, { LOG_LEVEL: 'warn' });
-        const m = await runGovtrail(['migrate'], env);
-        if (m.code !== 0) throw new Error(`migrate failed: ${m.stderr}`);
+        await migrateOrThrow(env);
         const s = await runGovtrail(['sync'], env);
         if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
         process.stderr.write(`bench: sync took ${(s.ms / 1000).toFixed(1)} s\n`);

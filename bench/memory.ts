@@ -12,6 +12,7 @@ import {
   buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   runGovtrail,
   startSandboxProcess,
   syncLog,
@@ -90,8 +91,7 @@ async function main(): Promise<void> {
           env = { ...rest, GOVTRAIL_CONFIG: file };
           process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
         }
-        const mig = await runGovtrail(['migrate'], env);
-        if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+        await migrateOrThrow(env);
         const load = os.loadavg()[0];
         const r = await runGovtrail(['sync'], env, { memory: true, nodeArgs: NODE_ARGS });
         if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);

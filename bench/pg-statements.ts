@@ -10,6 +10,7 @@ import {
   buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   runGovtrail,
   startSandboxProcess,
 } from './lib.js';
@@ -25,8 +26,7 @@ async function main(): Promise<void> {
   const scratch = await createScratchDatabase();
   try {
     const env = govtrailEnv(sb, scratch.url);
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     const admin = new pg.Client({ connectionString: scratch.url });
     await admin.connect();
     await admin.query(`alter database ${scratch.name} set log_min_duration_statement = 0`);

@@ -8,6 +8,7 @@ import {
   buildGovtrail,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   runGovtrail,
   startSandboxProcess,
 } from './lib.js';
@@ -22,8 +23,7 @@ async function main(): Promise<void> {
   const scratch = await createScratchDatabase();
   try {
     const env = govtrailEnv(sb, scratch.url);
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     const profiled = {
       ...env,
       NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-interval=500`,

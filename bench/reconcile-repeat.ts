@@ -15,6 +15,7 @@ import {
   type ChildResult,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   postgresChildCpuS,
   ROOT,
   runGovtrail,
@@ -56,8 +57,7 @@ async function main(): Promise<void> {
   const scratch = await createScratchDatabase();
   try {
     const env = govtrailEnv(sb, scratch.url, { LOG_LEVEL: 'warn' });
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     const s = await runGovtrail(['sync'], env, { memory: true });
     if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
     process.stdout.write(`backfill (dist): wall ${(s.ms / 1000).toFixed(2)} s, CPU ${cpuS(s)} s\n`);

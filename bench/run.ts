@@ -36,8 +36,8 @@ import {
   type ChildResult,
   createScratchDatabase,
   govtrailEnv,
+  migrateOrThrow,
   perfEvent,
-  runGovtrail,
   runGovtrailWithServerCpu,
   type SandboxProcess,
   sandboxTruth,
@@ -158,8 +158,7 @@ async function backfill(
       scratch.url,
       heapCapMiB === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${heapCapMiB}` },
     );
-    const mig = await runGovtrail(['migrate'], env);
-    if (mig.code !== 0) throw new Error(`migrate failed: ${mig.stderr}`);
+    await migrateOrThrow(env);
     let fetch: { ms: number; entries: number } | undefined;
     let write: { ms: number; entries: number } | undefined;
     if (!memory) {
