@@ -8,8 +8,9 @@ import { syncTenant } from '../../src/app/tenant-run.js';
 import { type Config, loadConfig, type TenantConfig } from '../../src/config/settings.js';
 import type { Logger } from '../../src/runtime/logger.js';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
+import { TenantApiClient } from '../../src/source/client.js';
 import type { Database } from '../../src/store/database.js';
-import type { RunSummary } from '../../src/sync/run-types.js';
+import type { RunOptions, RunSummary } from '../../src/sync/run-types.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A logger whose lines are kept, to assert on (and to scan for secrets). */
@@ -46,6 +47,11 @@ export interface Harness {
   readonly logs: string[];
   readonly logger: Logger;
   tenant(overrides?: Partial<TenantConfig>): TenantConfig;
+  /**
+   * What a bare run of tenant `acme` is given (no alerting), through a client of its own on
+   * `database` (the harness's by default); `close` closes the client.
+   */
+  runOptions(overrides?: Partial<RunOptions>): { options: RunOptions; close: () => Promise<void> };
   sync(options?: {
     tenant?: Partial<TenantConfig>;
     alerts?: boolean;
@@ -80,6 +86,30 @@ export async function createHarness(
     logs: lines,
     logger,
     tenant,
+    runOptions(overrides = {}) {
+      const t = tenant();
+      const source = new TenantApiClient({
+        baseUrl: t.baseUrl,
+        clientId: t.clientId,
+        clientSecret: t.clientSecret,
+        http: config.http,
+        logger,
+      });
+      return {
+        options: {
+          database: testDb.database,
+          source,
+          logger,
+          tenantId: t.name,
+          trigger: 'cli',
+          pageSize: t.pageSize,
+          lookbackMs: t.lookbackMs,
+          maxPages: 1000,
+          ...overrides,
+        },
+        close: () => source.close(),
+      };
+    },
     sync(options = {}) {
       return syncTenant({
         database: testDb.database,

@@ -6,7 +6,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pageReachesCheckpoint } from '../../src/core/stop-rule.js';
-import { TenantApiClient } from '../../src/source/client.js';
 import type { Database } from '../../src/store/database.js';
 import { executeRun, pageAndWrite } from '../../src/sync/execute-run.js';
 import { runSync } from '../../src/sync/run.js';
@@ -18,31 +17,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** Options of a bare run of tenant `acme` (no alerting), through a fresh client. */
-function bareOptions(x: Harness): { options: RunOptions; close: () => Promise<void> } {
-  const t = x.tenant();
-  const client = new TenantApiClient({
-    baseUrl: t.baseUrl,
-    clientId: t.clientId,
-    clientSecret: t.clientSecret,
-    http: x.config.http,
-    logger: x.logger,
-  });
-  return {
-    options: {
-      database: x.database,
-      source: client,
-      logger: x.logger,
-      tenantId: 'acme',
-      trigger: 'cli',
-      pageSize: t.pageSize,
-      lookbackMs: t.lookbackMs,
-      maxPages: 1000,
-    },
-    close: () => client.close(),
-  };
-}
 
 /** The same sync as runSync, without the plan that lets it close quietly: always through the transaction. */
 function runSyncInTransaction(options: RunOptions) {
@@ -95,7 +69,7 @@ describe('a sync with nothing new (S4)', () => {
   it('closes without a transaction, with the ledger row and checkpoint a run through one records', async () => {
     h = await createHarness({ entries: 300, seed: 21 });
     const x = h;
-    const bare = bareOptions(x);
+    const bare = x.runOptions();
     try {
       expect((await runSync(bare.options)).status).toBe('succeeded');
       const quiet = await runSync(bare.options);

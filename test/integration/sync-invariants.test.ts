@@ -4,7 +4,6 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TenantApiClient } from '../../src/source/client.js';
 import { openDatabase } from '../../src/store/database.js';
 import { runSync } from '../../src/sync/run.js';
 import { NEEDS_SERVER, onServer } from '../helpers/database.js';
@@ -363,25 +362,8 @@ describe('S8 single runner', () => {
       try {
         h.sandbox.faults.add({ kind: 'slow', delayMs: 300, times: 2 });
         const mk = (database: typeof other) => {
-          const harness = h as Harness;
-          const tenant = harness.tenant();
-          const source = new TenantApiClient({
-            baseUrl: tenant.baseUrl,
-            clientId: tenant.clientId,
-            clientSecret: tenant.clientSecret,
-            http: harness.config.http,
-            logger: harness.logger,
-          });
-          return runSync({
-            database,
-            source,
-            logger: harness.logger,
-            tenantId: 'acme',
-            trigger: 'schedule',
-            pageSize: 100,
-            lookbackMs: 900_000,
-            maxPages: 1000,
-          }).finally(() => source.close());
+          const run = (h as Harness).runOptions({ database, trigger: 'schedule' });
+          return runSync(run.options).finally(run.close);
         };
         const [a, b] = await Promise.all([mk(h.database), mk(other)]);
         expect([a.status, b.status].sort()).toEqual(['skipped', 'succeeded']);
