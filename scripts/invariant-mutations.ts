@@ -37,6 +37,7 @@ const CONFORMANCE_SYNC = 'test/integration/conformance-sync.test.ts';
 const CONFORMANCE_CLI = 'test/integration/conformance-cli.test.ts';
 const READER_SCOPE = 'test/integration/reader-scope.test.ts';
 const CHILD_ROWS = 'test/integration/child-rows-have-entry.test.ts';
+const SERVED_DIGEST = 'test/integration/served-digest.test.ts';
 
 export const MUTATIONS: readonly Mutation[] = [
   {
@@ -207,8 +208,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/classify-served.ts',
-        find: 'if (!servedHash.equals(held.contentHash)) {',
-        replace: 'if (!servedHash.equals(held.contentHash) && held.contentHash.length === 0) {',
+        find: 'if (!same) {',
+        replace: 'if (!same && held.contentHash.length === 0) {',
       },
     ],
     tests: [RECONCILE],
@@ -668,8 +669,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/entry-writer.ts',
-        find: 'if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {',
-        replace: 'if (nestsDeeperThan(raw, Number.POSITIVE_INFINITY)) {',
+        find: 'if (e.nestsDeeperThan(MAX_ENTRY_DEPTH)) {',
+        replace: 'if (e.nestsDeeperThan(Number.POSITIVE_INFINITY)) {',
       },
     ],
     tests: ['test/integration/security-input.test.ts'],
@@ -1722,7 +1723,7 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/quiet-run.ts',
-        find: 'if (stored === undefined || !contentHash(raw).equals(stored.contentHash)) return false;',
+        find: 'if (stored === undefined || !sameAsStored(e, stored)) return false;',
         replace: 'if (stored === undefined) return false;',
       },
     ],
@@ -1735,8 +1736,8 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/sync/quiet-run.ts',
-        find: 'if (stored === undefined || !contentHash(raw).equals(stored.contentHash)) return false;',
-        replace: 'if (stored !== undefined && !contentHash(raw).equals(stored.contentHash)) return false;',
+        find: 'if (stored === undefined || !sameAsStored(e, stored)) return false;',
+        replace: 'if (stored !== undefined && !sameAsStored(e, stored)) return false;',
       },
     ],
     tests: [SYNC],
@@ -1805,6 +1806,45 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     tests: ['test/integration/quiet-run.test.ts'],
+  },
+  {
+    name: 'served-digest-matches-anything',
+    breaks:
+      'S12 / integrity.md "The served digest": a re-served entry is taken as unchanged because the stored row has a served digest, whatever bytes were served, so a rewrite goes unrecorded',
+    patches: [
+      {
+        file: 'src/sync/served.ts',
+        find: 'stored.servedDigest === e.digest',
+        replace: 'stored.servedDigest !== undefined',
+      },
+    ],
+    tests: [SERVED_DIGEST],
+  },
+  {
+    name: 'served-digest-not-stored',
+    breaks:
+      'docs/design/integrity.md "The served digest": entries are stored without their served digest, so every later run parses and hashes every re-served entry again',
+    patches: [
+      {
+        file: 'src/store/write/entries.ts',
+        find: "['served_sha256', (s) => (s.entry.servedDigest == null",
+        replace: "['served_sha256', (s) => (s.entry.servedDigest !== 'never'",
+      },
+    ],
+    tests: [SERVED_DIGEST],
+  },
+  {
+    name: 'deep-reconcile-trusts-digest',
+    breaks:
+      'docs/design/integrity.md "The served digest": reconcile --deep still takes the served digests, which the hash chain does not cover, as proof of content',
+    patches: [
+      {
+        file: 'src/sync/execute-run.ts',
+        find: 'useDigest: options.deep !== true,',
+        replace: 'useDigest: true,',
+      },
+    ],
+    tests: [SERVED_DIGEST],
   },
 ];
 

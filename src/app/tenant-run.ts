@@ -43,6 +43,8 @@ export interface TenantRunOptions {
   readonly walkInMemory?: boolean;
   /** See RunOptions.engineAttempt: set by the job engine for a scheduled job's attempt. */
   readonly engineAttempt?: EngineAttempt;
+  /** See RunOptions.deep (`reconcile --deep`). */
+  readonly deep?: boolean;
 }
 
 /** One sync of the tenant (docs/design/sync.md), then AIGOV-017 when it failed once too often. */
@@ -84,6 +86,7 @@ async function runTenant(kind: RunKind, options: TenantRunOptions): Promise<RunS
       ...(changes !== undefined ? { changes } : {}),
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(options.engineAttempt !== undefined ? { engineAttempt: options.engineAttempt } : {}),
+      ...(options.deep === true ? { deep: true } : {}),
       ...(alerting !== undefined ? { resolveOnSuccess: syncFailingRules(alerting) } : {}),
     });
     // An attempt to be retried inside its slot left no ledger row: only the last one counts. (Asked

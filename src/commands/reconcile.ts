@@ -47,7 +47,11 @@ export function reconcileCommand(): Command {
     new Command('reconcile')
       .summary('compare the whole source history with the store (exit 1 when they differ)')
       .description(
-        'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry, by content hash: rewritten, missing, expired and backdated entries and ids served with two contents are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
+        'Page the whole history of every configured tenant (or the one named) and compare it with the store, entry by entry (by the bytes served, the served digest, or else by content hash): rewritten, missing, expired and backdated entries and ids served with two contents are recorded in govtrail.source_discrepancy and alerted (AIGOV-018); entries the store lacks are stored as a sync would. One transaction under the tenant lock; the run ledger (govtrail.sync_run, kind = reconcile) keeps its counts and the time range it covered. Then delivers pending alerts.',
+      )
+      .option(
+        '--deep',
+        'compare every entry by content hash, ignoring the served digests stored beside the entries (slower; for an auditor who does not trust the database owner: the digests are outside the hash chain)',
       )
       .addHelpText('after', HELP),
     'reconcile',
@@ -55,7 +59,7 @@ export function reconcileCommand(): Command {
 }
 
 /** The action: reconciles the tenants, delivers pending alerts, prints the table and the findings. */
-async function reconcileTenants(opts: TenantSelection): Promise<void> {
+async function reconcileTenants(opts: TenantSelection & { deep?: boolean }): Promise<void> {
   const { createAlerting } = await import('../app/alerting.js');
   const { createContext } = await import('../app/context.js');
   const { registerSucceeded, runnableTenants, selectTenants } = await import('../app/select-tenants.js');
@@ -83,6 +87,7 @@ async function reconcileTenants(opts: TenantSelection): Promise<void> {
         trigger: 'cli',
         alerting,
         onProgress: progress.update,
+        ...(opts.deep === true ? { deep: true } : {}),
       });
       progress.done();
       summaries.push(summary);

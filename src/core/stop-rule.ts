@@ -15,6 +15,8 @@ export interface KeyedPosition {
  * The stop rule of docs/design/sync.md step 3: after a page, stop when it holds an entry older than
  * `checkpoint − lookback`; with a zero lookback, at the first entry at or before the checkpoint.
  * Entries without a readable createdAt never stop the run (they are kept or rejected elsewhere).
+ * Each entry is read for its `metadata` only: a parsed entry, or a ServedEntry (served-entry.ts),
+ * whose `metadata` is the same without parsing the rest.
  */
 export function pageReachesCheckpoint(
   entries: readonly unknown[],

@@ -8,6 +8,8 @@
  * another for them. The sandbox keeps its own on purpose (it is the client's adversary).
  */
 
+import type { ServedEntry } from './served-entry.js';
+
 export interface WireAnnotation {
   key?: string | null;
   kind?: string | null;
@@ -72,6 +74,11 @@ export interface HistoryPage {
   readonly nextPageToken: string;
   /** 0-based index of the page within this listing. */
   readonly index: number;
+  /**
+   * The entries as served, in the order of `entries`, when the page's body was scanned
+   * (served-entry.ts): their bytes and served digests; `entries` then parses only when read.
+   */
+  readonly served?: readonly ServedEntry[];
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 } from './http.js';
 import { abortedError, statusError } from './http-errors.js';
 import { type EntitlementOwnerRef, entitlementOwnerBody, entitlementOwnerPath } from './owners.js';
-import { type HistoryPageQuery, type ListHistoryOptions, pageHistory, parseHistoryPage } from './pager.js';
+import { type HistoryPageQuery, type ListHistoryOptions, pageHistory, parseHistoryBody } from './pager.js';
 
 const HISTORY_PATH = '/api/v1/settings/ai-governance/history';
 
@@ -191,7 +191,7 @@ export class TenantApiClient {
       path: `${HISTORY_PATH}?${params.toString()}`,
       signal,
     });
-    return parseHistoryPage(response.text, query.index);
+    return parseHistoryBody(response.bytes, query.index);
   }
 
   /**

@@ -68,8 +68,23 @@ export interface RequestSpec {
 /** A response the caller asked for: any 2xx, or one of {@link RequestSpec.passStatuses}. */
 export interface HttpResponse {
   status: number;
-  /** The whole body as text. */
-  text: string;
+  /** The whole body as received (a history page is scanned as bytes: served-entry.ts). */
+  readonly bytes: Buffer;
+  /** The whole body as text (UTF-8), decoded once when first read. */
+  readonly text: string;
+}
+
+/** A response whose text is decoded from its bytes only when read. */
+class BodyResponse implements HttpResponse {
+  #text: string | undefined;
+  constructor(
+    readonly status: number,
+    readonly bytes: Buffer,
+  ) {}
+  get text(): string {
+    this.#text ??= this.bytes.toString('utf8');
+    return this.#text;
+  }
 }
 
 export interface HttpTransportOptions {
@@ -227,7 +242,7 @@ export class HttpTransport {
 
     const { statusCode: status, body } = response;
     const ok = (status >= 200 && status < 300) || (spec.passStatuses?.includes(status) ?? false);
-    let text: string;
+    let bytes: Buffer;
     // undici's bodyTimeout bounds each gap between chunks; this bounds the whole body, so that an
     // upstream trickling a byte at a time cannot hold the run open.
     const deadline = setTimeout(
@@ -235,7 +250,7 @@ export class HttpTransport {
       http.bodyTimeoutMs,
     );
     try {
-      text = ok
+      bytes = ok
         ? await readBounded(
             body,
             http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
@@ -253,11 +268,12 @@ export class HttpTransport {
       { route: spec.route, method: spec.method, status, ms: Math.round(performance.now() - started) },
       'tenant API response',
     );
-    if (ok) return { status, text };
+    const answer = new BodyResponse(status, bytes);
+    if (ok) return answer;
 
     if (status >= 300 && status < 400)
       throw this.#redirectError(spec.route, status, header(response, 'location'), url);
-    const error = statusError(spec.route, status, text, this.#baseUrl);
+    const error = statusError(spec.route, status, answer.text, this.#baseUrl);
     if (error.retryable) {
       const hinted = parseRetryAfter(header(response, 'retry-after'), Date.now(), http.retryAfterCapMs);
       if (hinted !== undefined) this.#retryAfter.set(error, hinted);
@@ -315,7 +331,7 @@ export class HttpTransport {
 }
 
 /**
- * Reads a 2xx body as text, at most `limit` bytes: a larger Content-Length is refused before
+ * Reads a 2xx body, at most `limit` bytes: a larger Content-Length is refused before
  * reading, and a body that grows past the limit is destroyed as soon as it does, so no more than
  * `limit` bytes (plus one chunk) are ever held.
  */
@@ -324,7 +340,7 @@ async function readBounded(
   limit: number,
   route: Route,
   contentLength: string | undefined,
-): Promise<string> {
+): Promise<Buffer> {
   const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
   if (Number.isSafeInteger(declared) && declared > limit) {
     body.destroy();
@@ -341,7 +357,7 @@ async function readBounded(
     }
     chunks.push(buf);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  return Buffer.concat(chunks, size);
 }
 
 function header(response: Dispatcher.ResponseData, name: string): string | undefined {
@@ -354,7 +370,7 @@ function header(response: Dispatcher.ResponseData, name: string): string | undef
  * the keep-alive socket reusable in the usual case of a short body. A body cut at the limit may end
  * in the first part of a secret, which no longer matches the whole: {@link redactCut} drops it.
  */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -367,5 +383,5 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
     }
   }
   const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-  return size >= limit ? redactCut(text) : text;
+  return Buffer.from(size >= limit ? redactCut(text) : text, 'utf8');
 }

@@ -7,6 +7,7 @@
 
 import { GovtrailError } from '../core/errors.js';
 import { parseJsonText } from '../core/json-text.js';
+import { scannedHistoryPage } from '../core/served-entry.js';
 import type { HistoryPage } from '../core/wire.js';
 import { clampPageSize } from './client-config.js';
 import { quote } from './http-errors.js';
@@ -82,6 +83,15 @@ export function parseHistoryPage(text: string, index: number): HistoryPage {
     );
   }
   return { entries: Array.isArray(list) ? list : [], nextPageToken: token ?? '', index };
+}
+
+/**
+ * A history page's body as the client received it: scanned into served entries (their bytes and
+ * served digests, parsed only when read) when the scan vouches for it, else parsed and validated
+ * by {@link parseHistoryPage}, which reports what is wrong.
+ */
+export function parseHistoryBody(body: Buffer, index: number): HistoryPage {
+  return scannedHistoryPage(body, index) ?? parseHistoryPage(body.toString('utf8'), index);
 }
 
 interface PendingPage {

@@ -60,6 +60,8 @@ export interface HistoryEntryTable {
   row_hash: Buffer | Uint8Array;
   /** sha256 of the canonical JSON of raw (0004); NULL for rows stored before it. */
   content_sha256: Buffer | Uint8Array | null;
+  /** sha256 of the entry's bytes as served (0041); NULL before it or when the page was not scanned. */
+  served_sha256: Buffer | Uint8Array | null;
 }
 
 export interface HistoryAnnotationTable {

@@ -6,15 +6,32 @@
 import { contentHash } from '../core/normalise/canonical.js';
 import { type EntryKey, normaliseEntry } from '../core/normalise/entry.js';
 import type { NormalisedEntry } from '../core/normalise/types.js';
+import type { ServedEntry } from '../core/served-entry.js';
 import type { StoredVersion } from '../store/read/stored-entries.js';
 import type { RunCounters } from '../store/write/runs.js';
 import type { ServedVersion } from './run-types.js';
-import type { ServedGroups } from './served.js';
+import { type ServedGroups, sameAsStored } from './served.js';
 
 /** A served entry that can be keyed, waiting in a batch. */
 export interface Served {
   readonly raw: unknown;
   readonly key: EntryKey;
+  /** sha256 of its bytes as served, in hex, when it was served as bytes (served-entry.ts). */
+  readonly digest?: string | undefined;
+}
+
+/** A served entry with its key, as a batch holds it: parsed only when `raw` is read. */
+export class KeyedEntry implements Served {
+  constructor(
+    private readonly served: ServedEntry,
+    readonly key: EntryKey,
+  ) {}
+  get raw(): unknown {
+    return this.served.raw;
+  }
+  get digest(): string | undefined {
+    return this.served.digest;
+  }
 }
 
 /** A batch's served entries sorted out against what govtrail holds. */
@@ -41,6 +58,7 @@ export function classifyServed(
   heldVersion: (id: string) => StoredVersion | undefined,
   counters: RunCounters,
   out: ClassifiedBatch,
+  useDigest = true,
 ): void {
   /** Another version of an id govtrail holds (or stores now) with `storedHash`. */
   const conflict = (raw: unknown, storedHash: Buffer, servedHash: Buffer): void => {
@@ -53,17 +71,20 @@ export function classifyServed(
     const held = heldVersion(id);
     const more = others.get(id) ?? [];
     if (held === undefined) {
-      const n = normaliseEntry(tenantId, e.raw);
+      const n = normaliseEntry(tenantId, e.raw, e.digest);
       if (n.ok) out.fresh.push(n.value);
       else out.rejected.push(e.raw);
       for (const o of more) conflict(o.served.raw, firstHashes.get(id) as Buffer, o.hash);
       continue;
     }
-    const servedHash = firstHashes.get(id) ?? contentHash(e.raw);
-    const heldServed =
-      servedHash.equals(held.contentHash) || more.some((o) => o.hash.equals(held.contentHash));
+    // The same bytes as stored (its served digest) or the same content hash: unchanged, and the
+    // served hash is computed only when it is not.
+    const first = firstHashes.get(id);
+    const same = first !== undefined ? first.equals(held.contentHash) : sameAsStored(e, held, useDigest);
+    const heldServed = same || more.some((o) => o.hash.equals(held.contentHash));
     if (heldServed) counters.entriesMatched++;
-    if (!servedHash.equals(held.contentHash)) {
+    if (!same) {
+      const servedHash = first ?? contentHash(e.raw);
       // Stored by this very run from an earlier batch, or served beside the held version: the
       // listing serves the id twice. Otherwise the source rewrote it.
       if (held.runId === runId || heldServed) conflict(e.raw, held.contentHash, servedHash);

@@ -5,9 +5,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { IdFilter } from '../core/id-filter.js';
 import { contentHash } from '../core/normalise/canonical.js';
-import { MAX_ENTRY_DEPTH, nestsDeeperThan, pruneDeeperThan, tooDeepReason } from '../core/normalise/depth.js';
-import { entryKeyOf, normaliseEntry } from '../core/normalise/entry.js';
+import { MAX_ENTRY_DEPTH, pruneDeeperThan, tooDeepReason } from '../core/normalise/depth.js';
+import { normaliseEntry } from '../core/normalise/entry.js';
 import type { NormalisedEntry } from '../core/normalise/types.js';
+import type { ServedEntry } from '../core/served-entry.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
 import { findStoredVersions, type StoredVersion } from '../store/read/stored-entries.js';
@@ -21,7 +22,7 @@ import {
 } from '../store/write/entries.js';
 import type { RunCounters } from '../store/write/runs.js';
 import { conflictsOfEarly, type EarlyPart, encodeEarly, startEarlyPart } from './backfill-early.js';
-import { type ClassifiedBatch, classifyServed, type Served } from './classify-served.js';
+import { type ClassifiedBatch, classifyServed, KeyedEntry, type Served } from './classify-served.js';
 import type { FindingRecorder } from './finding-recorder.js';
 import type { InsertTracker, ServedVersion, TrackedWrite, WrittenBatch } from './run-types.js';
 import { groupServed, type ServedGroups } from './served.js';
@@ -118,6 +119,8 @@ export class EntryWriter {
       /** createdAt key behind which a newly stored entry is `backdated`; undefined: none is. */
       readonly backdatedBefore: string | undefined;
       readonly batchSize: number;
+      /** Compare a re-served entry's served digest first (RunOptions.deep: false). Default true. */
+      readonly useDigest?: boolean;
       readonly tracker?: InsertTracker;
     },
   ) {
@@ -132,20 +135,21 @@ export class EntryWriter {
    */
   onBatch: ((trx: Session, batch: WrittenBatch) => Promise<void>) | undefined;
 
-  /** Takes one page's raw entries; seals a batch once enough are waiting. */
-  async add(trx: Session, raws: readonly unknown[]): Promise<void> {
+  /** Takes one page's served entries; seals a batch once enough are waiting. */
+  async add(trx: Session, served: readonly ServedEntry[]): Promise<void> {
     const early: NormalisedEntry[] = [];
-    for (const raw of raws) {
+    for (const e of served) {
       // Hashing and storing recurse: an entry nested too deep for them is rejected, not a failed run.
-      if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) {
-        this.rejectTooDeep(raw);
+      if (e.nestsDeeperThan(MAX_ENTRY_DEPTH)) {
+        this.rejectTooDeep(e.raw);
         continue;
       }
-      // Only the key now: most served entries of a reconcile (and of a sync's lookback window) are
-      // stored already, and need no more than a content hash.
-      const key = entryKeyOf(raw);
-      if (key === undefined) this.reject(raw);
-      else if (!this.addEarly(raw, key.entryId, early)) this.batch.push({ raw, key });
+      // Only the key now (from the scan, unparsed, when the page was scanned): most served entries
+      // of a reconcile (and of a sync's lookback window) are stored already, and need no more than
+      // their served digest or content hash.
+      const key = e.key;
+      if (key === undefined) this.reject(e.raw);
+      else if (!this.addEarly(e, key.entryId, early)) this.batch.push(new KeyedEntry(e.detach(), key));
     }
     // The walk takes the page's entries at once (it sorts what it holds on each call).
     if (early.length > 0) this.o.tracker?.inserted(early);
@@ -154,17 +158,17 @@ export class EntryWriter {
   }
 
   /**
-   * Encodes `raw` now, into the filling batch's early part, when it is certain to be inserted as it
+   * Encodes `e` now, into the filling batch's early part, when it is certain to be inserted as it
    * is: a sync (no onBatch) of a tenant that had no entries and no checkpoint, nothing of the batch
    * waiting raw nor a sealed batch still encoding, an id the run's filter rules out (so neither
    * stored nor served before in the run), and an entry that normalises. Returns whether it did.
    */
-  private addEarly(raw: unknown, id: string, page: NormalisedEntry[]): boolean {
+  private addEarly(e: ServedEntry, id: string, page: NormalisedEntry[]): boolean {
     const filter = this.storedByRun;
     if (filter === undefined || this.onBatch !== undefined || this.o.backdatedBefore !== undefined)
       return false;
     if (this.batch.length > 0 || this.lateBatches > 0 || filter.mightHold(id)) return false;
-    const n = normaliseEntry(this.o.tenantId, raw);
+    const n = normaliseEntry(this.o.tenantId, e.raw, e.digest);
     if (!n.ok || n.value.entry.entryId !== id) return false;
     this.early ??= startEarlyPart(this.o.tenantId, this.o.runId, this.lastHash);
     this.lastHash = encodeEarly(this.early, n.value);
@@ -324,7 +328,16 @@ export class EntryWriter {
     // In slices, as encoding is: the write in flight must not wait for a whole batch's classifying
     // (normalising each new entry, hashing each held one) to read the database's replies.
     await inSlices([...sealed.groups.first.values()], (slice) =>
-      classifyServed(tenantId, runId, slice, sealed.groups, heldVersion, this.o.counters, classified),
+      classifyServed(
+        tenantId,
+        runId,
+        slice,
+        sealed.groups,
+        heldVersion,
+        this.o.counters,
+        classified,
+        this.o.useDigest ?? true,
+      ),
     );
     // Kept with this batch: the batch filling now may already be the last one sealed.
     for (const raw of classified.rejected) sealed.rejects.push(this.rejection(raw));

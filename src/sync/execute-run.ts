@@ -5,6 +5,7 @@
  * close. run.ts (sync) and reconcile.ts are sequences handed to `executeRun`; a new kind of run is
  * one more short sequence.
  */
+import { servedOf } from '../core/served-entry.js';
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
@@ -280,17 +281,18 @@ async function closeIfQuiet(
   if (mark === undefined) return undefined;
   const versions = new Map<string, StoredVersion>();
   for (const e of recent) if (e.version !== undefined) versions.set(e.entryId, e.version);
-  if (!quiet.stopAfter(checkpoint)(page) || !isQuietPage(page, versions)) return undefined;
+  const served = servedOf(page);
+  if (!quiet.stopAfter(checkpoint)(page) || !isQuietPage(served, versions)) return undefined;
   await listing.close();
   const { counters } = run;
   counters.pagesFetched = 1;
-  counters.entriesFetched = page.entries.length;
-  counters.entriesMatched = page.entries.length;
+  counters.entriesFetched = served.length;
+  counters.entriesMatched = served.length;
   counters.httpRetries = options.source.stats.retries;
-  options.onProgress?.({ pages: 1, entries: page.entries.length, inserted: 0 });
+  options.onProgress?.({ pages: 1, entries: served.length, inserted: 0 });
   const { openAlerts } = await closeQuietRun(session, options.tenantId, run.runId, {
     pagesFetched: 1,
-    entriesFetched: page.entries.length,
+    entriesFetched: served.length,
     httpRetries: counters.httpRetries,
     checkpointEntryId: checkpoint.entryId,
     alertRules: options.resolveOnSuccess ?? [],
@@ -382,6 +384,7 @@ async function startWriting(
     // Served-not-stored entries older than this no incremental run was meant to pick up.
     backdatedBefore: checkpoint === undefined ? undefined : lookbackBound(checkpoint, options.lookbackMs),
     batchSize: options.batchSize ?? 2000,
+    useDigest: options.deep !== true,
     ...(tracker !== undefined ? { tracker } : {}),
   });
   const ctx: RunContext = {
@@ -436,8 +439,9 @@ export async function pageAndWrite(
       ...(stopAfter !== undefined ? { stopAfter } : {}),
     })) {
       counters.pagesFetched++;
-      counters.entriesFetched += page.entries.length;
-      await writer.add(trx, page.entries);
+      const served = servedOf(page);
+      counters.entriesFetched += served.length;
+      await writer.add(trx, served);
       options.onProgress?.({
         pages: counters.pagesFetched,
         entries: counters.entriesFetched,

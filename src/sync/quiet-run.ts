@@ -5,29 +5,33 @@
  * the run is closed in one statement and no transaction is opened at all. Otherwise the page is
  * handed to the transaction as the first of the listing, and the run goes on as any other.
  */
-import { contentHash } from '../core/normalise/canonical.js';
-import { MAX_ENTRY_DEPTH, nestsDeeperThan } from '../core/normalise/depth.js';
-import { entryKeyOf } from '../core/normalise/entry.js';
+import { MAX_ENTRY_DEPTH } from '../core/normalise/depth.js';
+import type { ServedEntry } from '../core/served-entry.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { StoredVersion } from '../store/read/stored-entries.js';
 import type { HistorySource } from './run-types.js';
+import { sameAsStored } from './served.js';
 
 /**
- * Whether writing `page` would store, record or reject nothing: every entry on it keys and is
- * stored (among `recent`) with the same content hash. Only then is the page "quiet"; anything else
- * (a new entry, a rewritten one, another version of an id, one too deep or without an id, one older
- * than what `recent` holds) goes through the entry writer, which knows what to do with it. (An id
- * served twice with the stored content both times is what the writer keeps once and says nothing
- * of; served with another content, that copy's hash differs from the stored one.)
+ * Whether writing the entries of a page would store, record or reject nothing: every entry on it
+ * keys and is stored (among `recent`) with the same content. Only then is the page "quiet";
+ * anything else (a new entry, a rewritten one, another version of an id, one too deep or without an
+ * id, one older than what `recent` holds) goes through the entry writer, which knows what to do with
+ * it. (An id served twice with the stored content both times is what the writer keeps once and says
+ * nothing of; served with another content, that copy's hash differs from the stored one.) The same
+ * content: the same served digest (the same bytes, nothing parsed), or else the same content hash.
  */
-export function isQuietPage(page: HistoryPage, recent: ReadonlyMap<string, StoredVersion>): boolean {
-  if (page.entries.length === 0) return false;
-  for (const raw of page.entries) {
-    if (nestsDeeperThan(raw, MAX_ENTRY_DEPTH)) return false;
-    const id = entryKeyOf(raw)?.entryId;
+export function isQuietPage(
+  served: readonly ServedEntry[],
+  recent: ReadonlyMap<string, StoredVersion>,
+): boolean {
+  if (served.length === 0) return false;
+  for (const e of served) {
+    if (e.nestsDeeperThan(MAX_ENTRY_DEPTH)) return false;
+    const id = e.key?.entryId;
     if (id === undefined) return false;
     const stored = recent.get(id);
-    if (stored === undefined || !contentHash(raw).equals(stored.contentHash)) return false;
+    if (stored === undefined || !sameAsStored(e, stored)) return false;
   }
   return true;
 }

@@ -146,6 +146,13 @@ export interface RunOptions {
    * closes without a transaction tells in `RunSummary.openAlerts` whether any may be unresolved.
    */
   readonly resolveOnSuccess?: readonly string[];
+  /**
+   * Compare every re-served entry with the store by content hash, never by the served digest
+   * stored beside it (docs/design/integrity.md, "The served digest"): `reconcile --deep`, for an
+   * auditor who does not take the database owner's word for the digests, which the hash chain does
+   * not cover.
+   */
+  readonly deep?: boolean;
 }
 
 /** What the job engine tells a run about the attempt it is (see RunOptions.engineAttempt). */

@@ -5,6 +5,7 @@
  * lookback window are compared with the store by the writer (S12).
  */
 
+import { servedOf } from '../core/served-entry.js';
 import { pageReachesCheckpoint } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Checkpoint } from '../store/read/checkpoint.js';
@@ -16,7 +17,7 @@ export function runSync(options: RunOptions): Promise<RunSummary> {
   const stopRule =
     (checkpoint: Checkpoint | undefined) =>
     (page: HistoryPage): boolean =>
-      checkpoint !== undefined && pageReachesCheckpoint(page.entries, checkpoint, options.lookbackMs);
+      checkpoint !== undefined && pageReachesCheckpoint(servedOf(page), checkpoint, options.lookbackMs);
   return executeRun(
     'sync',
     options,

@@ -7,11 +7,30 @@
  */
 import { contentHash } from '../core/normalise/canonical.js';
 import type { EntryKey } from '../core/normalise/entry.js';
+import type { StoredVersion } from '../store/read/stored-entries.js';
 
 /** A served entry that could be keyed. */
 export interface KeyedServed {
   readonly raw: unknown;
   readonly key: EntryKey;
+  /** sha256 of its bytes as served, in hex, when it was served as bytes (served-entry.ts). */
+  readonly digest?: string | undefined;
+}
+
+/**
+ * Whether a served entry has the content of a stored version (docs/design/integrity.md, "The served
+ * digest"): the same served digest — the same bytes, so the same content, and nothing is parsed —
+ * or else the same content hash. With `useDigest` false (`reconcile --deep`), by content hash only.
+ */
+export function sameAsStored(e: KeyedServedContent, stored: StoredVersion, useDigest = true): boolean {
+  if (useDigest && e.digest !== undefined && stored.servedDigest === e.digest) return true;
+  return contentHash(e.raw).equals(stored.contentHash);
+}
+
+/** What {@link sameAsStored} reads of a served entry. */
+export interface KeyedServedContent {
+  readonly raw: unknown;
+  readonly digest?: string | undefined;
 }
 
 /** Another content served under an id already served in the batch. */

@@ -240,8 +240,11 @@ export function entryKeyOf(raw: unknown): EntryKey | undefined {
   };
 }
 
-/** Normalises one wire entry. Never throws. */
-export function normaliseEntry(tenantId: string, raw: unknown): NormaliseResult {
+/**
+ * Normalises one wire entry. Never throws. `servedDigest`: sha256 of the entry's bytes as served,
+ * in hex, when it was served as bytes (served-entry.ts), stored beside it.
+ */
+export function normaliseEntry(tenantId: string, raw: unknown, servedDigest?: string): NormaliseResult {
   if (!isObject(raw)) {
     return {
       ok: false,
@@ -299,6 +302,7 @@ export function normaliseEntry(tenantId: string, raw: unknown): NormaliseResult 
     syslogEventId: textColumn(meta['syslogEventId'], warnings, 'metadata.syslogEventId'),
     traceId: textColumn(meta['traceId'], warnings, 'metadata.traceId'),
     raw,
+    servedDigest: servedDigest ?? null,
   };
 
   const snapRaw = raw['snapshot'];

@@ -20,6 +20,11 @@ export interface EntryRow {
   readonly traceId: string | null;
   /** The whole entry exactly as received. */
   readonly raw: unknown;
+  /**
+   * sha256 of the entry's bytes as served, in hex (docs/design/integrity.md, "The served digest"); null
+   * when it was not served as bytes (a page left to the parser, a fake source). Absent: null.
+   */
+  readonly servedDigest?: string | null;
 }
 
 export interface AnnotationRow {

@@ -18,9 +18,11 @@ export async function findStoredContent(
   return new Map([...versions].map(([id, v]) => [id, v.contentHash]));
 }
 
-/** A stored entry's content hash and the run that stored it. */
+/** A stored entry's content hash, its served digest (when it has one) and the run that stored it. */
 export interface StoredVersion {
   readonly contentHash: Buffer;
+  /** sha256 of its bytes as served, in hex (integrity.md, "The served digest"); undefined when not stored. */
+  readonly servedDigest?: string | undefined;
   readonly runId: number;
 }
 
@@ -34,19 +36,21 @@ export async function findStoredVersions(
   const { rows } = await sql<{
     entry_id: string;
     content_sha256: Buffer | null;
+    served_hex: string | null;
     raw: unknown;
     run_id: number | string;
   }>`
-    select i.id as entry_id, stored.content_sha256, stored.run_id,
+    select i.id as entry_id, stored.content_sha256, encode(stored.served_sha256, 'hex') as served_hex, stored.run_id,
            case when stored.content_sha256 is null then stored.raw end as raw
     from unnest(${ids as string[]}::text[]) as i(id)
     cross join lateral (
-      select e.content_sha256, e.raw, e.run_id from govtrail.history_entry e
+      select e.content_sha256, e.served_sha256, e.raw, e.run_id from govtrail.history_entry e
       where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
   const out = new Map<string, StoredVersion>();
   for (const r of rows)
     out.set(r.entry_id, {
       contentHash: r.content_sha256 === null ? contentHash(r.raw) : Buffer.from(r.content_sha256),
+      servedDigest: r.served_hex ?? undefined,
       runId: Number(r.run_id),
     });
   return out;

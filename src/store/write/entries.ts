@@ -59,6 +59,8 @@ export const ENTRY_COPY = copyShape<HistoryEntryTable, EntrySource>([
   ['run_id', (s) => s.runId],
   ['row_hash', (s) => s.rowHash],
   ['content_sha256', (s) => s.contentHash],
+  // bytea's hex input form.
+  ['served_sha256', (s) => (s.entry.servedDigest == null ? null : `\\x${s.entry.servedDigest}`)],
 ]);
 
 /** history_annotation as COPY loads it. */

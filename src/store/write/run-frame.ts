@@ -67,7 +67,7 @@ interface OpenRunRow {
   judged_at_key: string | null;
 }
 
-type RecentJson = Array<{ id: string; sha: string | null; run: number }>;
+type RecentJson = Array<{ id: string; sha: string | null; served: string | null; run: number }>;
 
 /**
  * Opens a run of `tenantId` in one round trip: takes the tenant's advisory lock (when another session
@@ -120,7 +120,14 @@ export async function openRun(
     recent: (recent ?? []).map((e) => ({
       entryId: e.id,
       // A row stored before content hashes (migration 0004) has none here: not comparable, so unknown.
-      version: e.sha === null ? undefined : { contentHash: Buffer.from(e.sha, 'hex'), runId: Number(e.run) },
+      version:
+        e.sha === null
+          ? undefined
+          : {
+              contentHash: Buffer.from(e.sha, 'hex'),
+              servedDigest: e.served ?? undefined,
+              runId: Number(e.run),
+            },
     })),
   };
 }
