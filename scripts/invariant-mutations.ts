@@ -1846,6 +1846,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     tests: [SERVED_DIGEST],
   },
+  {
+    name: 'scanned-depth-trusted-past-limit',
+    breaks:
+      'S6 tolerance / docs/design/integrity.md "The served digest": an entry written deeper than the limit only in a value JSON drops (a key given twice) is rejected as too deep, though it is not',
+    patches: [
+      {
+        file: 'src/core/served-entry.ts',
+        find: 'if (this.element !== undefined && this.element.depth <= limit) return false;',
+        replace: 'if (this.element !== undefined) return this.element.depth > limit;',
+      },
+    ],
+    tests: ['test/unit/served-entry.test.ts'],
+  },
 ];
 
 /** Why a mutation does not apply to the source under `dir` (one line a patch), or [] when it does. */

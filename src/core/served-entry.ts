@@ -82,9 +82,14 @@ export class ServedEntry {
     return this;
   }
 
-  /** Whether it nests arrays and objects more than `limit` levels deep (depth.ts). */
+  /**
+   * Whether it nests arrays and objects more than `limit` levels deep (depth.ts). The depth written
+   * bounds the parsed one (a key given twice can drop a deeper value), so only an entry written
+   * deeper than the limit is parsed to be sure.
+   */
   nestsDeeperThan(limit: number): boolean {
-    return this.element !== undefined ? this.element.depth > limit : nestsDeeperThan(this.raw, limit);
+    if (this.element !== undefined && this.element.depth <= limit) return false;
+    return nestsDeeperThan(this.raw, limit);
   }
 
   /** Its key (entryKeyOf): from the scanned metadata when the scan found it simple, else parsed. */

@@ -19,6 +19,8 @@ const ENTRIES = [
   '["not","an","object"]',
   'null',
   `{"metadata":{"id":"deep"},"x":${'['.repeat(300)}${']'.repeat(300)}}`,
+  // Written deeper than it parses: the deeper value of a key given twice is dropped.
+  `{"metadata":{"id":"twice"},"x":${'['.repeat(300)}${']'.repeat(300)},"x":1}`,
 ];
 const BODY = Buffer.from(`{"list":[${ENTRIES.join(' ,\n ')}],"nextPageToken":"next"}`, 'utf8');
 
