@@ -8,8 +8,9 @@
  * that JSON.parse would accept (on the text Buffer#toString('utf8') makes of it), so skipping the
  * parse hides no error; a body it does not vouch for is parsed whole as before, which reports what
  * is wrong. It reads every byte once, in a loop over the bytes with lookup tables, and keeps the
- * open arrays and objects on a stack of its own: linear, allocation-free but for what it returns,
- * and any depth of nesting.
+ * open arrays and objects on a stack of its own (their opening bytes): linear, any depth of
+ * nesting, and nothing allocated in the loop but the records it returns (and a larger stack past 64
+ * levels).
  *
  * UTF-8 needs no decoding to be checked: the decoder turns any invalid sequence into U+FFFD and
  * never makes an ASCII character out of non-ASCII bytes, nor swallows one. So every byte of 0x80
@@ -55,11 +56,11 @@ export interface ScannedPage {
  * neither an array nor null; "nextPageToken" neither a string nor null.
  */
 export function scanHistoryPage(body: Uint8Array): ScannedPage | undefined {
-  const scan = new Scan(body);
-  if (!scan.run()) return undefined;
+  const page = new Page(body);
+  if (!scan(body, page)) return undefined;
   // The token alone is decoded by JSON.parse: its escapes, if any, are JSON's to read.
-  const token = scan.tokenStart < 0 ? '' : (JSON.parse(scan.text(scan.tokenStart, scan.tokenEnd)) as string);
-  return { elements: scan.elements, nextPageToken: token };
+  const token = page.tokenStart < 0 ? '' : (JSON.parse(page.text(page.tokenStart, page.tokenEnd)) as string);
+  return { elements: page.elements, nextPageToken: token };
 }
 
 // What a byte is inside a string literal: most are PLAIN, and the loop over a string stops at the others.
@@ -80,9 +81,9 @@ ESCAPE[0x75] = UNICODE_ESCAPE;
 const HEX = new Uint8Array(256);
 for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 
-// Containers on the stack.
-const ARRAY = 1;
-const OBJECT = 2;
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const QUOTE_BYTE = 0x22;
 
 // What a key names, at the levels the scan watches (the page, an element, its metadata).
 const OTHER = 0;
@@ -101,12 +102,6 @@ const WORD_CREATED_AT = bytes('createdAt');
 const WORD_TRUE = bytes('true');
 const WORD_FALSE = bytes('false');
 const WORD_NULL = bytes('null');
-
-// What the steps of the scan tell its loop.
-const ERROR = 0;
-const DONE = 1; // a whole value was read
-const OPENED = 2; // an array or object was opened: its first value comes next
-const END = 3; // the top value was closed, and only whitespace follows
 
 /** Whether `b` holds `word` from `i`. */
 function holds(b: Uint8Array, i: number, word: Uint8Array): boolean {
@@ -129,6 +124,43 @@ function skipSpace(b: Uint8Array, i: number): number {
     i++;
   }
   return i;
+}
+
+/**
+ * The index past the string literal at `start` (its quote): negated when the literal holds a
+ * backslash (an index past a literal is at least 2), 0 when it is not one JSON accepts. One number,
+ * not an object, for the loop over every string of the body.
+ */
+function skipString(b: Uint8Array, start: number): number {
+  const n = b.length;
+  let i = start + 1;
+  let escaped = false;
+  for (;;) {
+    // The loop most of the body's bytes go through: one table lookup a byte (testing the bound and
+    // the table in the loop's condition instead, looking the stopping byte up again, was a fifth slower).
+    let kind = PLAIN;
+    while (i < n) {
+      kind = STRING_BYTE[b[i] as number] as number;
+      if (kind !== PLAIN) break;
+      i++;
+    }
+    if (kind === QUOTE) return escaped ? -(i + 1) : i + 1;
+    // A control character, or the end of the body.
+    if (kind !== BACKSLASH) return 0;
+    escaped = true;
+    const e = i + 1 < n ? ESCAPE[b[i + 1] as number] : 0;
+    if (e === SIMPLE_ESCAPE) i += 2;
+    else if (
+      e === UNICODE_ESCAPE &&
+      i + 5 < n &&
+      HEX[b[i + 2] as number] === 1 &&
+      HEX[b[i + 3] as number] === 1 &&
+      HEX[b[i + 4] as number] === 1 &&
+      HEX[b[i + 5] as number] === 1
+    )
+      i += 6;
+    else return 0;
+  }
 }
 
 /** The index past the digits from `i` (`i` itself when there are none). */
@@ -167,23 +199,109 @@ function skipNumber(b: Uint8Array, i: number): number {
   return i;
 }
 
-/** The scan of one body: a cursor, the open containers, and what has been found of the page. */
-class Scan {
-  /** The next byte to read. */
-  i = 0;
-  /** Whether the string literal last read holds a backslash. */
-  escaped = false;
-  /** The open arrays and objects (ARRAY or OBJECT), outermost first, and how many there are. */
-  private stack = new Uint8Array(64);
-  private depth = 0;
-  /** The deepest `depth` reached since the current element began. */
-  private deepest = 0;
+/** The index past the true, false, null or number at `i`, or -1 when there is none. */
+function skipScalar(b: Uint8Array, i: number, c: number | undefined): number {
+  if (c === 0x74) return holds(b, i, WORD_TRUE) ? i + 4 : -1;
+  if (c === 0x66) return holds(b, i, WORD_FALSE) ? i + 5 : -1;
+  if (c === 0x6e) return holds(b, i, WORD_NULL) ? i + 4 : -1;
+  if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) return skipNumber(b, i);
+  return -1;
+}
 
-  // The page: the top-level member being read, the two that matter, and whether the list is open.
+/**
+ * Reads the key of an object `depth` containers deep at `i`, and its colon: the index of its value,
+ * or -1 when there is none or the page is refused.
+ */
+function skipKey(b: Uint8Array, i: number, depth: number, page: Page): number {
+  if (b[i] !== QUOTE_BYTE) return -1;
+  let end = skipString(b, i);
+  if (end === 0 || (depth <= 4 && !page.keyRead(i, end, depth))) return -1;
+  if (end < 0) end = -end;
+  end = skipSpace(b, end);
+  return b[end] === 0x3a ? skipSpace(b, end + 1) : -1;
+}
+
+/**
+ * Whether `b` is JSON whose top value is an object, told to `page` as it goes; false as soon as it
+ * is not, or `page` refuses it. A loop over the values, with the open containers on a stack of
+ * their own (their opening bytes) and everything in local variables: calls only to the small
+ * functions above, and to `page` at the four outer levels, where its members lie.
+ */
+function scan(b: Uint8Array, page: Page): boolean {
+  let stack = new Uint8Array(64);
+  let depth = 0;
+  /** The deepest `depth` reached since the current element of the list began. */
+  let deepest = 0;
+  let i = skipSpace(b, 0);
+  if (b[i] !== OPEN_OBJECT) return false;
+  for (;;) {
+    // A value begins at i, inside `depth` containers.
+    const c = b[i];
+    if (depth <= 4) {
+      if (depth === 2 && page.listOpen) deepest = 2;
+      if (!page.valueBegins(c, depth, i)) return false;
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (depth === stack.length) stack = grown(stack);
+      stack[depth++] = c;
+      if (depth > deepest) deepest = depth;
+      i = skipSpace(b, i + 1);
+      // } is { + 2, as ] is [ + 2.
+      if (b[i] !== c + 2) {
+        if (c === OPEN_OBJECT) i = skipKey(b, i, depth, page);
+        if (i < 0) return false;
+        continue;
+      }
+      page.closes(depth--);
+      i++;
+    } else if (c === QUOTE_BYTE) {
+      const end = skipString(b, i);
+      if (end === 0) return false;
+      if (depth <= 4) page.stringRead(i, end, depth);
+      i = end < 0 ? -end : end;
+    } else {
+      i = skipScalar(b, i, c);
+      if (i < 0) return false;
+    }
+    // A whole value ends at i: close the containers it completes, up to a comma.
+    for (;;) {
+      if (depth === 2 && page.listOpen) page.elementEnds(i, deepest - 2);
+      i = skipSpace(b, i);
+      if (depth === 0) return i === b.length;
+      const open = stack[depth - 1] as number;
+      const d = b[i];
+      if (d === 0x2c) {
+        i = skipSpace(b, i + 1);
+        if (open === OPEN_OBJECT) i = skipKey(b, i, depth, page);
+        if (i < 0) return false;
+        break;
+      }
+      if (d !== open + 2) return false;
+      page.closes(depth--);
+      i++;
+    }
+  }
+}
+
+/** `stack` twice as long, with its contents: nesting has no limit. */
+function grown(stack: Uint8Array): Uint8Array<ArrayBuffer> {
+  const bigger = new Uint8Array(stack.length * 2);
+  bigger.set(stack);
+  return bigger;
+}
+
+/**
+ * What the scan finds of the page: its members, its elements, and the metadata of the element
+ * being read. Told of the values and keys of the four outer levels: the page (1), the list (2), an
+ * element (3) and its metadata (4); `listOpen` and `metaOpen` say whether the container at level 2
+ * and 4 is the list and the metadata.
+ */
+class Page {
+  // The page: the top-level member being read, and the two that matter.
   private member = OTHER;
   private sawList = false;
   private sawToken = false;
-  private listOpen = false;
+  listOpen = false;
   tokenStart = -1;
   tokenEnd = -1;
   readonly elements: ScannedElement[] = [];
@@ -204,19 +322,6 @@ class Scan {
 
   constructor(private readonly b: Uint8Array) {}
 
-  /** Reads the whole body: whether it is JSON and a page the scan vouches for. */
-  run(): boolean {
-    this.i = skipSpace(this.b, 0);
-    if (this.b[this.i] !== 0x7b) return false;
-    for (;;) {
-      const r = this.value();
-      if (r === OPENED) continue;
-      if (r === ERROR) return false;
-      const s = this.next();
-      if (s !== OPENED) return s === END;
-    }
-  }
-
   /** The text of body[start, end), decoded as Buffer#toString('utf8') decodes it. */
   text(start: number, end: number): string {
     const b = this.b;
@@ -224,156 +329,39 @@ class Scan {
     return this.view.toString('utf8', start, end);
   }
 
-  /**
-   * Reads the value at the cursor: a scalar whole (DONE), or the opening of an array or object,
-   * DONE when it is empty, else OPENED with the cursor at its first value (past the key in an object).
-   */
-  private value(): number {
-    const b = this.b;
-    const at = this.i;
-    const c = b[at];
-    if (this.depth <= 4 && !this.valueBegins(c)) return ERROR;
-    if (c === 0x22) {
-      const end = this.string(at);
-      if (end < 0) return ERROR;
-      this.i = end;
-      if (this.depth <= 4) this.stringRead(at, end);
-      return DONE;
-    }
-    if (c === 0x7b || c === 0x5b) {
-      this.open(c === 0x7b ? OBJECT : ARRAY);
-      const i = skipSpace(b, at + 1);
-      this.i = i;
-      if (b[i] === c + 2) {
-        // } is { + 2, as ] is [ + 2.
-        this.i = i + 1;
-        this.close();
-        return DONE;
-      }
-      return c === 0x5b || this.key() ? OPENED : ERROR;
-    }
-    let end = -1;
-    if (c === 0x74) end = holds(b, at, WORD_TRUE) ? at + 4 : -1;
-    else if (c === 0x66) end = holds(b, at, WORD_FALSE) ? at + 5 : -1;
-    else if (c === 0x6e) end = holds(b, at, WORD_NULL) ? at + 4 : -1;
-    else if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) end = skipNumber(b, at);
-    if (end < 0) return ERROR;
-    this.i = end;
-    return DONE;
+  /** The container that was `depth` levels deep closes. */
+  closes(depth: number): void {
+    if (depth === 2) this.listOpen = false;
+    else if (depth === 4) this.metaOpen = false;
   }
 
-  /**
-   * After a whole value: closes the containers it completes, then OPENED with the cursor at the
-   * next value (past its key in an object), END when the top value is done, or ERROR.
-   */
-  private next(): number {
-    const b = this.b;
-    for (;;) {
-      if (this.depth === 2 && this.listOpen) this.elementEnded();
-      if (this.depth === 0) return skipSpace(b, this.i) === b.length ? END : ERROR;
-      const i = skipSpace(b, this.i);
-      const inObject = this.stack[this.depth - 1] === OBJECT;
-      const c = b[i];
-      if (c === 0x2c) {
-        this.i = skipSpace(b, i + 1);
-        return !inObject || this.key() ? OPENED : ERROR;
-      }
-      if (c !== (inObject ? 0x7d : 0x5d)) return ERROR;
-      this.i = i + 1;
-      this.close();
-    }
-  }
-
-  /** Reads a key and its colon at the cursor; the cursor then at the value. */
-  private key(): boolean {
-    const b = this.b;
-    const start = this.i;
-    if (b[start] !== 0x22) return false;
-    const end = this.string(start);
-    if (end < 0 || (this.depth <= 4 && !this.keyRead(start, end))) return false;
-    const i = skipSpace(b, end);
-    if (b[i] !== 0x3a) return false;
-    this.i = skipSpace(b, i + 1);
-    return true;
-  }
-
-  /**
-   * The index past the string literal at `start` (its quote), or -1 when it is not one JSON
-   * accepts; `escaped` then tells whether it holds a backslash.
-   */
-  private string(start: number): number {
-    const b = this.b;
-    const n = b.length;
-    let i = start + 1;
-    let escaped = false;
-    for (;;) {
-      while (i < n && STRING_BYTE[b[i] as number] === PLAIN) i++;
-      if (i >= n) return -1;
-      const kind = STRING_BYTE[b[i] as number];
-      if (kind === QUOTE) break;
-      if (kind === CONTROL) return -1;
-      escaped = true;
-      const e = i + 1 < n ? ESCAPE[b[i + 1] as number] : 0;
-      if (e === SIMPLE_ESCAPE) i += 2;
-      else if (
-        e === UNICODE_ESCAPE &&
-        i + 5 < n &&
-        HEX[b[i + 2] as number] === 1 &&
-        HEX[b[i + 3] as number] === 1 &&
-        HEX[b[i + 4] as number] === 1 &&
-        HEX[b[i + 5] as number] === 1
-      )
-        i += 6;
-      else return -1;
-    }
-    this.escaped = escaped;
-    return i + 1;
-  }
-
-  private open(kind: number): void {
-    if (this.depth === this.stack.length) {
-      const bigger = new Uint8Array(this.stack.length * 2);
-      bigger.set(this.stack);
-      this.stack = bigger;
-    }
-    this.stack[this.depth++] = kind;
-    if (this.depth > this.deepest) this.deepest = this.depth;
-  }
-
-  private close(): void {
-    // The list is the array at depth 2 while it is open, the metadata the object at depth 4.
-    if (this.depth === 2) this.listOpen = false;
-    else if (this.depth === 4) this.metaOpen = false;
-    this.depth--;
-  }
-
-  /** A value begins with byte `c` at the cursor, `depth` containers deep: false when the page is refused. */
-  private valueBegins(c: number | undefined): boolean {
-    const depth = this.depth;
+  /** A value begins with byte `c` at `at`, `depth` containers deep: false when the page is refused. */
+  valueBegins(c: number | undefined, depth: number, at: number): boolean {
     if (depth === 1) {
       // A page member: the list must be an array or null, the token a string or null.
       if (this.member === LIST) {
-        if (c === 0x5b) this.listOpen = true;
+        if (c === OPEN_ARRAY) this.listOpen = true;
         else if (c !== 0x6e) return false;
-      } else if (this.member === TOKEN && c !== 0x22 && c !== 0x6e) return false;
+      } else if (this.member === TOKEN && c !== QUOTE_BYTE && c !== 0x6e) return false;
     } else if (depth === 2) {
-      if (this.listOpen) this.elementBegins();
+      if (this.listOpen) this.elementBegins(at);
     } else if (depth === 3) {
       if (this.listOpen && this.elementKey === METADATA) {
-        if (c === 0x7b) this.metaOpen = true;
+        if (c === OPEN_OBJECT) this.metaOpen = true;
         else this.metaBad = true;
       }
-    } else if (depth === 4 && this.metaOpen && this.metaKey !== OTHER && c !== 0x22) this.metaBad = true;
+    } else if (depth === 4 && this.metaOpen && this.metaKey !== OTHER && c !== QUOTE_BYTE)
+      this.metaBad = true;
     return true;
   }
 
-  /** The string literal from `start` to `end` was read as a value. */
-  private stringRead(start: number, end: number): void {
-    if (this.depth === 1 && this.member === TOKEN) {
+  /** The string literal at `start` was read as a value; `end` as skipString gives it. */
+  stringRead(start: number, end: number, depth: number): void {
+    if (depth === 1 && this.member === TOKEN) {
       this.tokenStart = start;
-      this.tokenEnd = end;
-    } else if (this.depth === 4 && this.metaOpen && this.metaKey !== OTHER && !this.metaBad) {
-      if (this.escaped) this.metaBad = true;
+      this.tokenEnd = end < 0 ? -end : end;
+    } else if (depth === 4 && this.metaOpen && this.metaKey !== OTHER && !this.metaBad) {
+      if (end < 0) this.metaBad = true;
       else if (this.metaKey === ID) {
         this.idStart = start + 1;
         this.idEnd = end - 1;
@@ -384,37 +372,23 @@ class Scan {
     }
   }
 
-  /** The key literal from `start` to `end` was read: false when the page is refused. */
-  private keyRead(start: number, end: number): boolean {
-    const b = this.b;
-    const depth = this.depth;
-    if (depth === 1) {
-      // A top-level key with a backslash could name "list" or "nextPageToken" unseen.
-      if (this.escaped) return false;
-      this.member = OTHER;
-      if (literalIs(b, start, end, WORD_LIST)) {
-        if (this.sawList) return false;
-        this.sawList = true;
-        this.member = LIST;
-      } else if (literalIs(b, start, end, WORD_TOKEN)) {
-        if (this.sawToken) return false;
-        this.sawToken = true;
-        this.member = TOKEN;
-      }
-    } else if (depth === 3 && this.listOpen && !this.metaBad) {
+  /** The key literal at `start` was read; `end` as skipString gives it. False when the page is refused. */
+  keyRead(start: number, end: number, depth: number): boolean {
+    if (depth === 1) return this.pageKey(start, end);
+    if (depth === 3 && this.listOpen && !this.metaBad) {
       this.elementKey = OTHER;
-      if (this.escaped) this.metaBad = true;
-      else if (literalIs(b, start, end, WORD_METADATA)) {
+      if (end < 0) this.metaBad = true;
+      else if (literalIs(this.b, start, end, WORD_METADATA)) {
         this.elementKey = METADATA;
         if (++this.metadataCount > 1) this.metaBad = true;
       }
     } else if (depth === 4 && this.metaOpen && !this.metaBad) {
       this.metaKey = OTHER;
-      if (this.escaped) this.metaBad = true;
-      else if (literalIs(b, start, end, WORD_ID)) {
+      if (end < 0) this.metaBad = true;
+      else if (literalIs(this.b, start, end, WORD_ID)) {
         this.metaKey = ID;
         if (this.idStart >= 0) this.metaBad = true;
-      } else if (literalIs(b, start, end, WORD_CREATED_AT)) {
+      } else if (literalIs(this.b, start, end, WORD_CREATED_AT)) {
         this.metaKey = CREATED_AT;
         if (this.createdStart >= 0) this.metaBad = true;
       }
@@ -422,9 +396,24 @@ class Scan {
     return true;
   }
 
-  private elementBegins(): void {
-    this.elementStart = this.i;
-    this.deepest = this.depth;
+  /** A top-level key: false when it is written with a backslash (it could name "list" unseen) or repeats one. */
+  private pageKey(start: number, end: number): boolean {
+    if (end < 0) return false;
+    this.member = OTHER;
+    if (literalIs(this.b, start, end, WORD_LIST)) {
+      if (this.sawList) return false;
+      this.sawList = true;
+      this.member = LIST;
+    } else if (literalIs(this.b, start, end, WORD_TOKEN)) {
+      if (this.sawToken) return false;
+      this.sawToken = true;
+      this.member = TOKEN;
+    }
+    return true;
+  }
+
+  private elementBegins(at: number): void {
+    this.elementStart = at;
     this.elementKey = OTHER;
     this.metadataCount = 0;
     this.metaOpen = false;
@@ -436,8 +425,8 @@ class Scan {
     this.createdEnd = -1;
   }
 
-  /** The element that began at `elementStart` ends at the cursor. */
-  private elementEnded(): void {
+  /** The element that began at `elementStart` ends at `end`, `depth` deep. */
+  elementEnds(end: number, depth: number): void {
     const meta =
       this.metadataCount === 1 && !this.metaBad
         ? {
@@ -445,6 +434,6 @@ class Scan {
             createdAt: this.createdStart < 0 ? undefined : this.text(this.createdStart, this.createdEnd),
           }
         : undefined;
-    this.elements.push({ start: this.elementStart, end: this.i, depth: this.deepest - 2, meta });
+    this.elements.push({ start: this.elementStart, end, depth, meta });
   }
 }
