@@ -22,10 +22,8 @@ const NOT_YET: unique symbol = Symbol('not yet');
 export class ServedEntry {
   #raw: unknown;
   #key: EntryKey | undefined | typeof NOT_YET = NOT_YET;
-  /** The page body it is a slice of, until detached. */
+  /** The page body it is a slice of, until it is parsed. */
   #body: Buffer | undefined;
-  /** Its bytes as a one-byte string (latin1: a char a byte), once detached from the page body. */
-  #bytes: string | undefined;
 
   private constructor(
     raw: unknown,
@@ -54,32 +52,10 @@ export class ServedEntry {
   get raw(): unknown {
     if (this.#raw === NOT_YET) {
       const { start, end } = this.element as ScannedElement;
-      const text =
-        this.#bytes !== undefined
-          ? Buffer.from(this.#bytes, 'latin1').toString('utf8')
-          : (this.#body as Buffer).toString('utf8', start, end);
-      this.#raw = parseJsonText(text);
+      this.#raw = parseJsonText((this.#body as Buffer).toString('utf8', start, end));
       this.#body = undefined;
-      this.#bytes = undefined;
     }
     return this.#raw;
-  }
-
-  /**
-   * Lets go of the page body, keeping only its own bytes (unless already parsed): for an entry
-   * that waits beyond its page, as in a batch. A body is memory outside the JavaScript heap; held by
-   * an entry that lived long enough to be promoted, it would be freed only by a full collection,
-   * which external memory alone does not prompt soon (a reconcile's peak RSS went from 134 to over
-   * 300 MiB). A string of the bytes is heap memory the collector counts, a fifth of the parsed
-   * entry a batch held before.
-   */
-  detach(): this {
-    if (this.#body !== undefined) {
-      const { start, end } = this.element as ScannedElement;
-      this.#bytes = this.#body.toString('latin1', start, end);
-      this.#body = undefined;
-    }
-    return this;
   }
 
   /**

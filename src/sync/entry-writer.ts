@@ -149,7 +149,7 @@ export class EntryWriter {
       // their served digest or content hash.
       const key = e.key;
       if (key === undefined) this.reject(e.raw);
-      else if (!this.addEarly(e, key.entryId, early)) this.batch.push(new KeyedEntry(e.detach(), key));
+      else if (!this.addEarly(e, key.entryId, early)) this.batch.push(new KeyedEntry(e, key));
     }
     // The walk takes the page's entries at once (it sorts what it holds on each call).
     if (early.length > 0) this.o.tracker?.inserted(early);
