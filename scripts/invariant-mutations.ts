@@ -88,7 +88,7 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'S8: the tenant lock is not taken; two runs of one tenant overlap',
     patches: [
       {
-        file: 'sql/0040_run_open.sql',
+        file: 'sql/0041_served_digest.sql',
         find: 'locked := pg_try_advisory_lock(p_lock_key);',
         replace: 'locked := pg_try_advisory_lock(p_lock_key) or true;',
       },
@@ -1088,7 +1088,7 @@ export const MUTATIONS: readonly Mutation[] = [
       'S3 with replicas: the run a killed replica had in flight stays `running` instead of being closed as failed',
     patches: [
       {
-        file: 'sql/0040_run_open.sql',
+        file: 'sql/0041_served_digest.sql',
         find: "where r.tenant_id = p_tenant and r.status = 'running';",
         replace: 'where false;',
       },

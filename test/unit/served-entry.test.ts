@@ -55,10 +55,13 @@ describe('a scanned history page', () => {
     }
   });
 
-  it('parses an entry from its own bytes only when its value is read', () => {
+  it('parses only when a value is read, and then the whole page at once', () => {
     const fresh = scannedHistoryPage(BODY, 0)?.served?.[0] as ServedEntry;
     expect(fresh.key?.entryId).toBe('2wTFM2tUSPoHj6m5EXvug8bZo6J');
     expect(fresh.raw).toEqual(whole.list[0]);
+    const again = scannedHistoryPage(BODY, 0)?.served ?? [];
+    expect(again[4]?.raw).toEqual(whole.list[4]);
+    expect(again.map((e) => e.raw)).toEqual(whole.list);
   });
 
   it('is left to the parser when the scan does not vouch for it', () => {
