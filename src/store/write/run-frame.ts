@@ -1,7 +1,7 @@
 /**
  * The frame of a run in as few round trips as it can take (sync.md "One run"; scaling.md "Round
  * trips"): one call opens the run (lock, orphans, slot already done, checkpoint, newest stored
- * entries, ledger row: `govtrail.open_run`, sql/0040), and one statement closes a run that found
+ * entries, ledger row: `govtrail.open_run`, sql/0040 and 0041), and one statement closes a run that found
  * nothing to write.
  */
 import { sql } from 'kysely';
