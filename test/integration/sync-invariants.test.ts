@@ -90,6 +90,31 @@ describe('S2 no duplicates', () => {
     expect(next.counters.entriesInserted).toBe(5);
     expect(compareWithTruth(await storedState(h.database, 'acme'), h.sandbox.history.entries())).toEqual([]);
   });
+
+  it('stores a new entry served on two pages once when the tenant has entries (no early encoding)', async () => {
+    // A backfill encodes a page's entries as they come and catches a repeat by its id; a tenant
+    // with entries sorts every batch's entries by id (groupServed) instead.
+    h = await createHarness({ entries: 250, seed: 8, paging: 'offset' });
+    const first = await h.sync({ tenant: { pageSize: 50 } });
+    expect(first.status).toBe('succeeded');
+    h.sandbox.history.append(200);
+    let appended = false;
+    const run = await h.sync({
+      tenant: { pageSize: 50 },
+      onProgress: (p) => {
+        if (p.pages === 1 && !appended) {
+          appended = true;
+          h?.sandbox.history.append(5);
+        }
+      },
+    });
+    expect(run.status).toBe('succeeded');
+    expect(run.counters.entriesInserted).toBe(200);
+    expect(run.counters.entriesFetched).toBeGreaterThan(205);
+    const next = await h.sync({ tenant: { pageSize: 50 } });
+    expect(next.counters.entriesInserted).toBe(5);
+    expect(compareWithTruth(await storedState(h.database, 'acme'), h.sandbox.history.entries())).toEqual([]);
+  });
 });
 
 /**
