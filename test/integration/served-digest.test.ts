@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileTenant } from '../../src/app/tenant-run.js';
 import type { SandboxEntry } from '../../src/sandbox/index.js';
+import { listDiscrepancies } from '../../src/store/read/discrepancies.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const TENANT = { pageSize: 10 };
@@ -91,11 +92,8 @@ describe('the served digest', () => {
     const deep = await reconcile(true);
     expect(deep.status).toBe('succeeded');
     expect(deep.counters.entriesChanged).toBe(1);
-    const { rows } = await sql<{ entry_id: string; kind: string }>`
-      select entry_id, kind from govtrail.source_discrepancy where run_id = ${deep.runId}`.execute(
-      h.database.db,
-    );
-    expect(rows).toEqual([{ entry_id: id, kind: 'changed_at_source' }]);
+    const found = await listDiscrepancies(h.database.db, { runId: deep.runId });
+    expect(found.map((d) => [d.entryId, d.kind])).toEqual([[id, 'changed_at_source']]);
   });
 
   it('does not hide a rewrite: other bytes with other content are a changed_at_source', async () => {

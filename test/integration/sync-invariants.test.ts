@@ -67,20 +67,24 @@ describe('S4 idempotent', () => {
   });
 });
 
+/**
+ * A progress callback that appends `count` entries once the first page is read: with offset paging
+ * the later pages shift, and page 2 re-serves page 1's tail.
+ */
+function appendAfterFirstPage(x: Harness, count: number): (p: { pages: number }) => void {
+  let appended = false;
+  return (p) => {
+    if (p.pages === 1 && !appended) {
+      appended = true;
+      x.sandbox.history.append(count);
+    }
+  };
+}
+
 describe('S2 no duplicates', () => {
   it('stores an entry served on two pages once, without error', async () => {
     h = await createHarness({ entries: 250, seed: 8, paging: 'offset' });
-    let appended = false;
-    const run = await h.sync({
-      tenant: { pageSize: 50 },
-      onProgress: (p) => {
-        // Appending while the listing is under way shifts offset pages: page 2 re-serves page 1's tail.
-        if (p.pages === 1 && !appended) {
-          appended = true;
-          h?.sandbox.history.append(5);
-        }
-      },
-    });
+    const run = await h.sync({ tenant: { pageSize: 50 }, onProgress: appendAfterFirstPage(h, 5) });
     expect(run.status).toBe('succeeded');
     expect(run.counters.entriesFetched).toBeGreaterThan(run.counters.entriesInserted);
     const state = await storedState(h.database, 'acme');
@@ -98,16 +102,7 @@ describe('S2 no duplicates', () => {
     const first = await h.sync({ tenant: { pageSize: 50 } });
     expect(first.status).toBe('succeeded');
     h.sandbox.history.append(200);
-    let appended = false;
-    const run = await h.sync({
-      tenant: { pageSize: 50 },
-      onProgress: (p) => {
-        if (p.pages === 1 && !appended) {
-          appended = true;
-          h?.sandbox.history.append(5);
-        }
-      },
-    });
+    const run = await h.sync({ tenant: { pageSize: 50 }, onProgress: appendAfterFirstPage(h, 5) });
     expect(run.status).toBe('succeeded');
     expect(run.counters.entriesInserted).toBe(200);
     expect(run.counters.entriesFetched).toBeGreaterThan(205);
