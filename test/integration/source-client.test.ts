@@ -242,7 +242,13 @@ describe('paging', () => {
       expect(pages.flatMap((p) => p.entries)).toEqual(odd.history.entries());
 
       odd.faults.add({ kind: 'list-null' });
-      expect(await listAll(c)).toEqual([{ entries: [], nextPageToken: '', index: 0 }]);
+      // A scanned page carries its served entries too: compared by what every page has.
+      const empty = (await listAll(c)).map(({ entries, nextPageToken, index }) => ({
+        entries,
+        nextPageToken,
+        index,
+      }));
+      expect(empty).toEqual([{ entries: [], nextPageToken: '', index: 0 }]);
 
       odd.faults.add({ kind: 'omit-empty', times: Number.POSITIVE_INFINITY });
       expect((await listAll(c, 10)).flatMap((p) => p.entries)).toEqual(odd.history.entries());

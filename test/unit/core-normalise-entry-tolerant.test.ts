@@ -91,6 +91,7 @@ describe('normaliseEntry: a minimal entry (proto3 JSON omits every default)', ()
         syslogEventId: null,
         traceId: null,
         raw,
+        servedDigest: null,
       },
       annotations: [],
       snapshot: null,
