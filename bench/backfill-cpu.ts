@@ -7,25 +7,14 @@
  * builds, alternating, where a whole `npm run bench` is too long for the noise of the machine.
  */
 import { readFileSync } from 'node:fs';
-import {
-  buildGovtrail,
-  createScratchDatabase,
-  govtrailEnv,
-  migrateOrThrow,
-  runGovtrailWithServerCpu,
-  startSandboxProcess,
-} from './lib.js';
+import { buildGovtrail, runGovtrailWithServerCpu, withFreshStore } from './lib.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const LABEL = process.argv[3] ?? '';
 
 async function main(): Promise<void> {
   buildGovtrail();
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  const scratch = await createScratchDatabase();
-  try {
-    const env = govtrailEnv(sb, scratch.url);
-    await migrateOrThrow(env);
+  await withFreshStore(N, async ({ env }) => {
     const load = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
     const r = await runGovtrailWithServerCpu(['sync'], env);
     if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);
@@ -39,10 +28,7 @@ async function main(): Promise<void> {
       peakRssMiB: r.peakRssKb === undefined ? undefined : Math.round(r.peakRssKb / 1024),
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
-  } finally {
-    await sb.close();
-    await scratch.drop();
-  }
+  });
 }
 
 main().catch((err: unknown) => {

@@ -5,14 +5,7 @@
  * variant is the default), ROUNDS times each, alternating; prints the median per variant. A quick
  * A/B of a runtime setting, less sensitive to a busy neighbour than wall time.
  */
-import {
-  buildGovtrail,
-  createScratchDatabase,
-  govtrailEnv,
-  migrateOrThrow,
-  runGovtrail,
-  startSandboxProcess,
-} from './lib.js';
+import { buildGovtrail, runGovtrail, withFreshStore } from './lib.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -30,18 +23,15 @@ function assignments(variant: string): Record<string, string> {
 }
 
 async function once(variant: string): Promise<{ cpu: number; ms: number; rss: number }> {
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  const scratch = await createScratchDatabase();
-  try {
-    const env = govtrailEnv(sb, scratch.url, assignments(variant));
-    await migrateOrThrow(env);
-    const r = await runGovtrail(['sync'], env, { memory: true });
-    if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);
-    return { cpu: (r.cpu?.userS ?? 0) + (r.cpu?.systemS ?? 0), ms: r.ms, rss: (r.peakRssKb ?? 0) / 1024 };
-  } finally {
-    await sb.close();
-    await scratch.drop();
-  }
+  return withFreshStore(
+    N,
+    async ({ env }) => {
+      const r = await runGovtrail(['sync'], env, { memory: true });
+      if (r.code !== 0) throw new Error(`sync failed (${r.code}): ${r.stderr.slice(-2000)}`);
+      return { cpu: (r.cpu?.userS ?? 0) + (r.cpu?.systemS ?? 0), ms: r.ms, rss: (r.peakRssKb ?? 0) / 1024 };
+    },
+    { extraEnv: assignments(variant) },
+  );
 }
 
 async function main(): Promise<void> {

@@ -247,6 +247,37 @@ export async function migrateOrThrow(env: NodeJS.ProcessEnv): Promise<void> {
   if (r.code !== 0) throw new Error(`migrate failed: ${r.stderr}`);
 }
 
+/** A sandbox and a scratch database migrated for it, as {@link withFreshStore} hands them over. */
+export interface FreshStore {
+  readonly sb: SandboxProcess;
+  readonly scratch: ScratchDatabase;
+  /** govtrail's environment for them (with `extraEnv`). */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs `body` on a sandbox of `entries` entries and a fresh scratch database that `govtrail
+ * migrate` prepared (with `extraEnv` in govtrail's environment); closes the sandbox and drops the
+ * database afterwards, unless `keep`: then it prints the database's name.
+ */
+export async function withFreshStore<T>(
+  entries: number,
+  body: (store: FreshStore) => Promise<T>,
+  options: { extraEnv?: Record<string, string>; keep?: boolean } = {},
+): Promise<T> {
+  const sb = await startSandboxProcess(['--entries', String(entries)]);
+  const scratch = await createScratchDatabase();
+  try {
+    const env = govtrailEnv(sb, scratch.url, options.extraEnv);
+    await migrateOrThrow(env);
+    return await body({ sb, scratch, env });
+  } finally {
+    await sb.close();
+    if (options.keep === true) process.stdout.write(`kept database ${scratch.name}\n`);
+    else await scratch.drop();
+  }
+}
+
 /**
  * Runs `govtrail <args>` as a child. With `memory`, `/usr/bin/time -v` measures its peak RSS and
  * CPU seconds, and, where `perfEvent()` says the machine counts them, `perf stat` its instructions.

@@ -6,14 +6,7 @@
  * the database in place (its name printed) for measuring statements on the stored rows.
  */
 import pg from 'pg';
-import {
-  buildGovtrail,
-  createScratchDatabase,
-  govtrailEnv,
-  migrateOrThrow,
-  runGovtrail,
-  startSandboxProcess,
-} from './lib.js';
+import { buildGovtrail, runGovtrail, withFreshStore } from './lib.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const EXPLAIN = process.argv.includes('--explain');
@@ -22,32 +15,28 @@ const KEEP = process.argv.includes('--keep');
 
 async function main(): Promise<void> {
   buildGovtrail();
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  const scratch = await createScratchDatabase();
-  try {
-    const env = govtrailEnv(sb, scratch.url);
-    await migrateOrThrow(env);
-    const admin = new pg.Client({ connectionString: scratch.url });
-    await admin.connect();
-    await admin.query(`alter database ${scratch.name} set log_min_duration_statement = 0`);
-    if (EXPLAIN) {
-      await admin.query(`alter database ${scratch.name} set session_preload_libraries = 'auto_explain'`);
-      await admin.query(`alter database ${scratch.name} set auto_explain.log_min_duration = 20`);
-      await admin.query(`alter database ${scratch.name} set auto_explain.log_analyze = on`);
-      await admin.query(`alter database ${scratch.name} set auto_explain.log_buffers = on`);
-      await admin.query(`alter database ${scratch.name} set auto_explain.log_triggers = on`);
-      await admin.query(`alter database ${scratch.name} set auto_explain.log_nested_statements = on`);
-    }
-    await admin.end();
-    const r = await runGovtrail(['sync'], { ...env, LOG_LEVEL: 'debug' }, { memory: true });
-    process.stderr.write(r.stderr);
-    const cpu = r.cpu === undefined ? 'n/a' : `${(r.cpu.userS + r.cpu.systemS).toFixed(2)} s`;
-    process.stdout.write(`sync: code ${r.code}, wall ${(r.ms / 1000).toFixed(2)} s, CPU ${cpu}\n`);
-  } finally {
-    await sb.close();
-    if (KEEP) process.stdout.write(`kept database ${scratch.name}\n`);
-    else await scratch.drop();
-  }
+  await withFreshStore(
+    N,
+    async ({ scratch, env }) => {
+      const admin = new pg.Client({ connectionString: scratch.url });
+      await admin.connect();
+      await admin.query(`alter database ${scratch.name} set log_min_duration_statement = 0`);
+      if (EXPLAIN) {
+        await admin.query(`alter database ${scratch.name} set session_preload_libraries = 'auto_explain'`);
+        await admin.query(`alter database ${scratch.name} set auto_explain.log_min_duration = 20`);
+        await admin.query(`alter database ${scratch.name} set auto_explain.log_analyze = on`);
+        await admin.query(`alter database ${scratch.name} set auto_explain.log_buffers = on`);
+        await admin.query(`alter database ${scratch.name} set auto_explain.log_triggers = on`);
+        await admin.query(`alter database ${scratch.name} set auto_explain.log_nested_statements = on`);
+      }
+      await admin.end();
+      const r = await runGovtrail(['sync'], { ...env, LOG_LEVEL: 'debug' }, { memory: true });
+      process.stderr.write(r.stderr);
+      const cpu = r.cpu === undefined ? 'n/a' : `${(r.cpu.userS + r.cpu.systemS).toFixed(2)} s`;
+      process.stdout.write(`sync: code ${r.code}, wall ${(r.ms / 1000).toFixed(2)} s, CPU ${cpu}\n`);
+    },
+    { keep: KEEP },
+  );
 }
 
 main().catch((err: unknown) => {

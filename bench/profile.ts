@@ -4,14 +4,7 @@
  * sample per 0.5 ms). Writes one .cpuprofile per process to DIR (open it in Chrome DevTools, or
  * summarise it with `node bench/profile-summary.mjs FILE`), and prints wall and CPU time.
  */
-import {
-  buildGovtrail,
-  createScratchDatabase,
-  govtrailEnv,
-  migrateOrThrow,
-  runGovtrail,
-  startSandboxProcess,
-} from './lib.js';
+import { buildGovtrail, runGovtrail, withFreshStore } from './lib.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const dir = process.argv[3] ?? 'bench/profiles';
@@ -19,11 +12,7 @@ const kinds = (process.argv[4] ?? 'sync').split(',');
 
 async function main(): Promise<void> {
   buildGovtrail();
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  const scratch = await createScratchDatabase();
-  try {
-    const env = govtrailEnv(sb, scratch.url);
-    await migrateOrThrow(env);
+  await withFreshStore(N, async ({ env }) => {
     const profiled = {
       ...env,
       NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-interval=500`,
@@ -35,10 +24,7 @@ async function main(): Promise<void> {
       const cpu = r.cpu === undefined ? 'n/a' : `${(r.cpu.userS + r.cpu.systemS).toFixed(2)} s`;
       process.stdout.write(`${kind}: wall ${(r.ms / 1000).toFixed(2)} s, CPU ${cpu}\n`);
     }
-  } finally {
-    await sb.close();
-    await scratch.drop();
-  }
+  });
 }
 
 main().catch((err: unknown) => {

@@ -13,14 +13,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   type ChildResult,
-  createScratchDatabase,
-  govtrailEnv,
-  migrateOrThrow,
   postgresChildCpuS,
   ROOT,
   runGovtrail,
-  startSandboxProcess,
   useBuiltGovtrail,
+  withFreshStore,
 } from './lib.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -53,34 +50,31 @@ async function withBuild<T>(build: string, f: () => Promise<T>): Promise<T> {
 
 async function main(): Promise<void> {
   useBuiltGovtrail();
-  const sb = await startSandboxProcess(['--entries', String(N)]);
-  const scratch = await createScratchDatabase();
-  try {
-    const env = govtrailEnv(sb, scratch.url, { LOG_LEVEL: 'warn' });
-    await migrateOrThrow(env);
-    const s = await runGovtrail(['sync'], env, { memory: true });
-    if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
-    process.stdout.write(`backfill (dist): wall ${(s.ms / 1000).toFixed(2)} s, CPU ${cpuS(s)} s\n`);
-    for (let i = 0; i < reps; i++)
-      for (const build of builds) {
-        const r = await withBuild(build, async () => {
-          const before = await postgresChildCpuS();
-          const run = await runGovtrail(['reconcile'], env, { memory: true });
-          const after = await postgresChildCpuS();
-          return { run, pg: before === undefined || after === undefined ? undefined : after - before };
-        });
-        if (r.run.code !== 0)
-          throw new Error(`reconcile failed (${r.run.code}): ${r.run.stderr.slice(-2000)}`);
-        const rss = r.run.peakRssKb === undefined ? 'n/a' : `${Math.round(r.run.peakRssKb / 1024)} MiB`;
-        process.stdout.write(
-          `${build}: reconcile wall ${(r.run.ms / 1000).toFixed(2)} s, CPU govtrail ${cpuS(r.run)} s / ` +
-            `PostgreSQL ${r.pg === undefined ? 'n/a' : r.pg.toFixed(2)} s, peak RSS ${rss}, load ${load()}\n`,
-        );
-      }
-  } finally {
-    await sb.close();
-    await scratch.drop();
-  }
+  await withFreshStore(
+    N,
+    async ({ env }) => {
+      const s = await runGovtrail(['sync'], env, { memory: true });
+      if (s.code !== 0) throw new Error(`sync failed (${s.code}): ${s.stderr.slice(-2000)}`);
+      process.stdout.write(`backfill (dist): wall ${(s.ms / 1000).toFixed(2)} s, CPU ${cpuS(s)} s\n`);
+      for (let i = 0; i < reps; i++)
+        for (const build of builds) {
+          const r = await withBuild(build, async () => {
+            const before = await postgresChildCpuS();
+            const run = await runGovtrail(['reconcile'], env, { memory: true });
+            const after = await postgresChildCpuS();
+            return { run, pg: before === undefined || after === undefined ? undefined : after - before };
+          });
+          if (r.run.code !== 0)
+            throw new Error(`reconcile failed (${r.run.code}): ${r.run.stderr.slice(-2000)}`);
+          const rss = r.run.peakRssKb === undefined ? 'n/a' : `${Math.round(r.run.peakRssKb / 1024)} MiB`;
+          process.stdout.write(
+            `${build}: reconcile wall ${(r.run.ms / 1000).toFixed(2)} s, CPU govtrail ${cpuS(r.run)} s / ` +
+              `PostgreSQL ${r.pg === undefined ? 'n/a' : r.pg.toFixed(2)} s, peak RSS ${rss}, load ${load()}\n`,
+          );
+        }
+    },
+    { extraEnv: { LOG_LEVEL: 'warn' } },
+  );
 }
 
 main().catch((err: unknown) => {
