@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pageReachesCheckpoint } from '../../src/core/stop-rule.js';
 import type { Database } from '../../src/store/database.js';
+import { listDiscrepancies } from '../../src/store/read/discrepancies.js';
 import { executeRun, pageAndWrite } from '../../src/sync/execute-run.js';
 import { runSync } from '../../src/sync/run.js';
 import type { RunOptions } from '../../src/sync/run-types.js';
@@ -65,6 +66,12 @@ async function checkpointRow(db: Database) {
   return rows[0];
 }
 
+/** The findings a run recorded, as (entry_id, kind). */
+async function findingsOf(x: Harness, runId: number): Promise<{ entry_id: string; kind: string }[]> {
+  const found = await listDiscrepancies(x.database.db, { runId });
+  return found.map((d) => ({ entry_id: d.entryId, kind: d.kind }));
+}
+
 describe('a sync with nothing new (S4)', () => {
   it('closes without a transaction, with the ledger row and checkpoint a run through one records', async () => {
     h = await createHarness({ entries: 300, seed: 21 });
@@ -117,10 +124,7 @@ describe('a sync with nothing new (S4)', () => {
     const run = await x.sync();
     expect(run.status).toBe('succeeded');
     expect(run.counters.entriesChanged).toBe(1);
-    const { rows } = await sql<{ entry_id: string; kind: string }>`
-      select entry_id, kind from govtrail.source_discrepancy where run_id = ${run.runId}`.execute(
-      x.database.db,
-    );
+    const rows = await findingsOf(x, run.runId);
     expect(rows).toEqual([{ entry_id: second, kind: 'changed_at_source' }]);
   });
 
@@ -132,10 +136,7 @@ describe('a sync with nothing new (S4)', () => {
     x.sandbox.history.duplicate(third);
     const run = await x.sync();
     expect(run.status).toBe('succeeded');
-    const { rows } = await sql<{ entry_id: string; kind: string }>`
-      select entry_id, kind from govtrail.source_discrepancy where run_id = ${run.runId}`.execute(
-      x.database.db,
-    );
+    const rows = await findingsOf(x, run.runId);
     expect(rows).toEqual([{ entry_id: third, kind: 'conflicting_ids' }]);
   });
 });
