@@ -242,7 +242,8 @@ export class HttpTransport {
 
     const { statusCode: status, body } = response;
     const ok = (status >= 200 && status < 300) || (spec.passStatuses?.includes(status) ?? false);
-    let bytes: Buffer;
+    // The whole body of an answer the caller takes (a page is scanned as bytes); of an error, text.
+    let read: { ok: true; bytes: Buffer } | { ok: false; text: string };
     // undici's bodyTimeout bounds each gap between chunks; this bounds the whole body, so that an
     // upstream trickling a byte at a time cannot hold the run open.
     const deadline = setTimeout(
@@ -250,14 +251,17 @@ export class HttpTransport {
       http.bodyTimeoutMs,
     );
     try {
-      bytes = ok
-        ? await readBounded(
-            body,
-            http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-            spec.route,
-            header(response, 'content-length'),
-          )
-        : await readCapped(body, ERROR_BODY_LIMIT);
+      read = ok
+        ? {
+            ok,
+            bytes: await readBounded(
+              body,
+              http.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+              spec.route,
+              header(response, 'content-length'),
+            ),
+          }
+        : { ok, text: await readCapped(body, ERROR_BODY_LIMIT) };
     } catch (err) {
       body.destroy();
       throw this.#networkError(err, spec.route, signal);
@@ -268,12 +272,11 @@ export class HttpTransport {
       { route: spec.route, method: spec.method, status, ms: Math.round(performance.now() - started) },
       'tenant API response',
     );
-    const answer = new BodyResponse(status, bytes);
-    if (ok) return answer;
+    if (read.ok) return new BodyResponse(status, read.bytes);
 
     if (status >= 300 && status < 400)
       throw this.#redirectError(spec.route, status, header(response, 'location'), url);
-    const error = statusError(spec.route, status, answer.text, this.#baseUrl);
+    const error = statusError(spec.route, status, read.text, this.#baseUrl);
     if (error.retryable) {
       const hinted = parseRetryAfter(header(response, 'retry-after'), Date.now(), http.retryAfterCapMs);
       if (hinted !== undefined) this.#retryAfter.set(error, hinted);
@@ -370,7 +373,7 @@ function header(response: Dispatcher.ResponseData, name: string): string | undef
  * the keep-alive socket reusable in the usual case of a short body. A body cut at the limit may end
  * in the first part of a secret, which no longer matches the whole: {@link redactCut} drops it.
  */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<Buffer> {
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -383,5 +386,5 @@ async function readCapped(body: Dispatcher.ResponseData['body'], limit: number):
     }
   }
   const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-  return Buffer.from(size >= limit ? redactCut(text) : text, 'utf8');
+  return size >= limit ? redactCut(text) : text;
 }
