@@ -10,15 +10,10 @@ import type { ServedEntry } from '../core/served-entry.js';
 import type { StoredVersion } from '../store/read/stored-entries.js';
 import type { RunCounters } from '../store/write/runs.js';
 import type { ServedVersion } from './run-types.js';
-import { type ServedGroups, sameAsStored } from './served.js';
+import { type KeyedServed, type ServedGroups, sameAsStored } from './served.js';
 
 /** A served entry that can be keyed, waiting in a batch. */
-export interface Served {
-  readonly raw: unknown;
-  readonly key: EntryKey;
-  /** sha256 of its bytes as served, in hex, when it was served as bytes (served-entry.ts). */
-  readonly digest?: string | undefined;
-}
+export type Served = KeyedServed;
 
 /** A served entry with its key, as a batch holds it: parsed only when `raw` is read. */
 export class KeyedEntry implements Served {

@@ -22,15 +22,13 @@ export interface KeyedServed {
  * digest"): the same served digest — the same bytes, so the same content, and nothing is parsed —
  * or else the same content hash. With `useDigest` false (`reconcile --deep`), by content hash only.
  */
-export function sameAsStored(e: KeyedServedContent, stored: StoredVersion, useDigest = true): boolean {
+export function sameAsStored(
+  e: Pick<KeyedServed, 'raw' | 'digest'>,
+  stored: StoredVersion,
+  useDigest = true,
+): boolean {
   if (useDigest && e.digest !== undefined && stored.servedDigest === e.digest) return true;
   return contentHash(e.raw).equals(stored.contentHash);
-}
-
-/** What {@link sameAsStored} reads of a served entry. */
-export interface KeyedServedContent {
-  readonly raw: unknown;
-  readonly digest?: string | undefined;
 }
 
 /** Another content served under an id already served in the batch. */
