@@ -37,9 +37,14 @@ export function secretOrFile(
   return direct;
 }
 
-/** A cron expression of 5 or 6 fields, each within its range (steps included). */
+/**
+ * A cron expression of 5 or 6 fields, each within its range (steps included). The fallback is
+ * govtrail's own default, checked by its tests rather than at every start: the cron parser's
+ * first use costs a start 40 ms (its time library reads the system locale).
+ */
 export function cronSetting(env: Env, name: string, fallback: string): string {
-  const value = nonEmpty(env[name])?.trim() ?? fallback;
+  const value = nonEmpty(env[name])?.trim();
+  if (value === undefined) return fallback;
   validateCron(value, name);
   return value;
 }

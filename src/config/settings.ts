@@ -127,6 +127,9 @@ export interface Config {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** Every quarter of an hour (UTC). */
+export const DEFAULT_SCHEDULE = '*/15 * * * *';
+
 /** Once a day, at a quiet minute (UTC). */
 export const DEFAULT_RECONCILE_SCHEDULE = '41 3 * * *';
 
@@ -211,7 +214,7 @@ function databaseUrlSetting(env: Env): string | undefined {
 
 /** The worker's sync schedule and its reconcile schedule (`off`: none). */
 function scheduleSettings(env: Env): Pick<Config, 'schedule' | 'reconcileSchedule'> {
-  const schedule = cronSetting(env, 'GOVTRAIL_SCHEDULE', '*/15 * * * *');
+  const schedule = cronSetting(env, 'GOVTRAIL_SCHEDULE', DEFAULT_SCHEDULE);
   const reconcileRaw = nonEmpty(env['GOVTRAIL_RECONCILE_SCHEDULE'])?.trim();
   const reconcileSchedule =
     reconcileRaw?.toLowerCase() === 'off'

@@ -4,6 +4,7 @@
  * tenant and inside its window.
  */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_SCHEDULE, loadConfig } from '../../src/config/settings.js';
 import { validateCron } from '../../src/core/cron.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { slotAfter, slotAtOrBefore, slotJobId, spreadOffsetMs } from '../../src/worker/slots.js';
@@ -35,6 +36,15 @@ describe('schedule slots', () => {
       /GOVTRAIL_RECONCILE_SCHEDULE/,
     );
     expect(() => validateCron('*/10 * * * * *', 'GOVTRAIL_SCHEDULE')).not.toThrow();
+  });
+
+  it('ships default schedules that pass the check a set one must pass (a start takes them unchecked)', () => {
+    expect(() => validateCron(DEFAULT_SCHEDULE, 'GOVTRAIL_SCHEDULE')).not.toThrow();
+    expect(() => validateCron(DEFAULT_RECONCILE_SCHEDULE, 'GOVTRAIL_RECONCILE_SCHEDULE')).not.toThrow();
+    // A schedule that is set is still checked, from the environment as from anywhere.
+    expect(() => loadConfig({ GOVTRAIL_SCHEDULE: '*/70 * * * *' }, { dotenv: false })).toThrow(
+      /GOVTRAIL_SCHEDULE/,
+    );
   });
 
   it('derives one job id per tenant, kind and slot, the same on every call', () => {
