@@ -6,7 +6,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoMillis, keyMillis, parseTimestamp, subtractMs } from '../../src/core/normalise/time.js';
+import {
+  isoMillis,
+  keyMillis,
+  parseTimestamp,
+  subtractMs,
+  timestampKey,
+} from '../../src/core/normalise/time.js';
 
 if (process.env['CI']) fc.configureGlobal({ seed: 20_261_126 });
 
@@ -77,6 +83,17 @@ describe('parseTimestamp', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+
+  it('and timestampKey (no Date made) gives its key, for any text near an RFC 3339 time', () => {
+    fc.assert(
+      fc.property(edited, (text) => {
+        expect(timestampKey(text)).toBe(reference(text)?.key);
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(timestampKey(undefined)).toBeUndefined();
+    expect(timestampKey(20_250_106)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import type { WireSettings } from '../wire.js';
 import { parseDuration } from './duration.js';
 import { MAPPED_LIFECYCLE_KEYS, MAPPED_TOP_LEVEL_KEYS } from './fields.js';
 import { ksuidTime } from './ksuid.js';
-import { dateKey, parseTimestamp } from './time.js';
+import { dateKey, parseTimestamp, timestampKey } from './time.js';
 import type { AnnotationRow, EntryRow, NormaliseResult, SnapshotRow } from './types.js';
 
 /**
@@ -228,9 +228,9 @@ export function entryKeyOf(raw: unknown): EntryKey | undefined {
   if (typeof id !== 'string' || id.trim() === '') return undefined;
   const entryId = cleanText(id);
   const createdAtRaw = meta['createdAt'];
-  const time = parseTimestamp(createdAtRaw);
-  if (time !== undefined)
-    return { entryId, createdAtKey: time.key, createdAtText: cleanText(createdAtRaw as string) };
+  const key = timestampKey(createdAtRaw);
+  if (key !== undefined)
+    return { entryId, createdAtKey: key, createdAtText: cleanText(createdAtRaw as string) };
   const fromId = ksuidTime(entryId);
   if (fromId === undefined) return undefined;
   return {

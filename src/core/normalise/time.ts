@@ -50,26 +50,50 @@ function two(t: string, i: number): number {
 }
 
 /**
- * The common form `YYYY-MM-DDTHH:MM:SS[.fraction]Z` read without the regular expression (this runs
- * several times for every entry stored): the same instant and key as the general path, or
- * undefined for anything else, which the general path then reads.
+ * The wall-clock milliseconds of the common form `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read without
+ * the regular expression (this runs several times for every entry stored), or undefined for
+ * anything else, which the general path then reads. The fraction is checked, not read.
  */
-function parseUtcFast(t: string): ParsedTime | undefined {
+function fastWall(t: string): number | undefined {
   const n = t.length;
   if (n < 20 || n > 30 || t.charCodeAt(n - 1) !== 90 /* Z */) return undefined;
   if (t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(10) !== 84 /* T */) return undefined;
   if (t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return undefined;
-  const wall = wallMillis(t);
-  if (wall === undefined) return undefined;
-  let nanos = '000000000';
   if (n > 20) {
     // `.` and 1-9 digits before the Z.
     if (t.charCodeAt(19) !== 46 || n === 21) return undefined;
     for (let i = 20; i < n - 1; i++) if (digit(t, i) < 0) return undefined;
-    nanos = t.slice(20, n - 1).padEnd(9, '0');
   }
-  const key = n === 30 ? t : `${t.slice(0, 19)}.${nanos}Z`;
-  return { key, date: new Date(wall + Number(nanos.slice(0, 3))) };
+  return wallMillis(t);
+}
+
+/** '', '0', …, '000000000': the zeros that pad a fraction of the common form to nine digits. */
+const ZEROS = Array.from({ length: 10 }, (_, i) => '0'.repeat(i));
+
+/** The key of a text fastWall accepted: nine fractional digits (the text itself when it has them). */
+function fastKey(t: string): string {
+  const n = t.length;
+  if (n === 30) return t;
+  if (n === 20) return `${t.slice(0, 19)}.000000000Z`;
+  return `${t.slice(0, n - 1)}${ZEROS[30 - n]}Z`;
+}
+
+/** The common form read fast (fastWall), with its key and Date; undefined for anything else. */
+function parseUtcFast(t: string): ParsedTime | undefined {
+  const wall = fastWall(t);
+  if (wall === undefined) return undefined;
+  const key = fastKey(t);
+  return { key, date: new Date(wall + three(key, 20)) };
+}
+
+/**
+ * The key of an RFC 3339 timestamp, as parseTimestamp gives it; undefined when it is not one. The
+ * common form costs no Date and no result object: a run keys every entry it is served.
+ */
+export function timestampKey(text: unknown): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  if (fastWall(text) !== undefined) return fastKey(text);
+  return parseTimestamp(text)?.key;
 }
 
 /** Parses an RFC 3339 timestamp; undefined when it is not one. */
