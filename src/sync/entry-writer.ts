@@ -25,7 +25,7 @@ import { conflictsOfEarly, type EarlyPart, encodeEarly, startEarlyPart } from '.
 import { type ClassifiedBatch, classifyServed, KeyedEntry, type Served } from './classify-served.js';
 import type { FindingRecorder } from './finding-recorder.js';
 import type { InsertTracker, ServedVersion, TrackedWrite, WrittenBatch } from './run-types.js';
-import { groupServed, type ServedGroups } from './served.js';
+import { digestsOf, groupServed, type ServedGroups } from './served.js';
 
 /** A batch taken from the pager: its served entries grouped by id, its rejects, its lookup queued. */
 interface SealedBatch {
@@ -98,10 +98,8 @@ export class EntryWriter {
   private lane: Promise<void> = Promise.resolve();
   /** The batch sealed last, being prepared: its write is queued once the next batch's lookup is. */
   private pending: Promise<PreparedBatch> | undefined;
-  /** The write queued last. */
-  private lastWrite: Promise<void> | undefined;
-  /** row_hash the next prepared batch chains from. */
-  private lastHash: Buffer | null;
+  private lastWrite: Promise<void> | undefined; // the write queued last
+  private lastHash: Buffer | null; // row_hash the next prepared batch chains from
   /**
    * For a tenant that had no entries when the run began: the ids this run prepared for storing, so
    * that a batch asks the database only about those it might hold. Undefined: every id is asked.
@@ -259,7 +257,9 @@ export class EntryWriter {
     const stored =
       ids.length === 0
         ? Promise.resolve(new Map())
-        : this.queue(() => findStoredVersions(trx, this.o.tenantId, ids));
+        : this.queue(() =>
+            findStoredVersions(trx, this.o.tenantId, ids, digestsOf(groups, ids, this.o.useDigest)),
+          );
     // Nothing left to encode: the tracker's rows so far are this batch's (the next page's entries
     // may be encoded before it is prepared). Otherwise the late part is encoded first.
     const late = entries.length > 0 || copiesOfEarly.size > 0;

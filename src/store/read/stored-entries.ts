@@ -18,39 +18,53 @@ export async function findStoredContent(
   return new Map([...versions].map(([id, v]) => [id, v.contentHash]));
 }
 
-/** A stored entry's content hash, its served digest (when it has one) and the run that stored it. */
+/** A stored entry's content hash, whether it was served with the same bytes, and the run that stored it. */
 export interface StoredVersion {
   readonly contentHash: Buffer;
-  /** sha256 of its bytes as served, in hex (integrity.md, "The served digest"); undefined when not stored. */
+  /** sha256 of its bytes as served, in hex (integrity.md, "The served digest"); undefined when not known. */
   readonly servedDigest?: string | undefined;
+  /**
+   * Whether its stored served digest equals the one the lookup was given for its id: the database
+   * compared them (findStoredVersions with `digests`). Undefined when none was given.
+   */
+  readonly sameBytes?: boolean | undefined;
   readonly runId: number;
 }
 
-/** As {@link findStoredContent}, with the run that stored each entry. */
+/**
+ * As {@link findStoredContent}, with the run that stored each entry. With `digests` (the served
+ * digest of each id, in hex, or undefined), the database compares each with the stored one and
+ * answers `sameBytes`; the digests themselves are not read back. Ids and digests go as one JSON
+ * text each and rows come back by position, not id: a reconcile asks this of every entry served,
+ * and a text array parameter, an id and a digest per row cost it more than the comparison.
+ */
 export async function findStoredVersions(
   db: Session,
   tenantId: string,
   ids: readonly string[],
+  digests?: readonly (string | undefined)[],
 ): Promise<Map<string, StoredVersion>> {
   if (ids.length === 0) return new Map();
+  // ROWS FROM zips the two lists (the shorter padded with nulls): no digest, no comparison.
   const { rows } = await sql<{
-    entry_id: string;
+    n: number;
     content_sha256: Buffer | null;
-    served_hex: string | null;
+    same_bytes: boolean | null;
     raw: unknown;
     run_id: number | string;
   }>`
-    select i.id as entry_id, stored.content_sha256, encode(stored.served_sha256, 'hex') as served_hex, stored.run_id,
-           case when stored.content_sha256 is null then stored.raw end as raw
-    from unnest(${ids as string[]}::text[]) as i(id)
+    select i.n::int as n, stored.content_sha256, stored.served_sha256 = decode(i.digest, 'hex') as same_bytes,
+           stored.run_id, case when stored.content_sha256 is null then stored.raw end as raw
+    from rows from (json_array_elements_text(${JSON.stringify(ids)}::json),
+                    json_array_elements_text(${JSON.stringify(digests ?? [])}::json)) with ordinality as i(id, digest, n)
     cross join lateral (
       select e.content_sha256, e.served_sha256, e.raw, e.run_id from govtrail.history_entry e
       where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
   const out = new Map<string, StoredVersion>();
   for (const r of rows)
-    out.set(r.entry_id, {
-      contentHash: r.content_sha256 === null ? contentHash(r.raw) : Buffer.from(r.content_sha256),
-      servedDigest: r.served_hex ?? undefined,
+    out.set(ids[r.n - 1] as string, {
+      contentHash: r.content_sha256 === null ? contentHash(r.raw) : r.content_sha256,
+      sameBytes: digests === undefined ? undefined : r.same_bytes === true,
       runId: Number(r.run_id),
     });
   return out;
