@@ -1818,7 +1818,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: 'stored.servedDigest !== undefined',
       },
     ],
-    tests: [SERVED_DIGEST],
+    tests: [SERVED_DIGEST, 'test/integration/quiet-run.test.ts'],
   },
   {
     name: 'served-digest-not-stored',
@@ -1829,6 +1829,32 @@ export const MUTATIONS: readonly Mutation[] = [
         file: 'src/store/write/entries.ts',
         find: "['served_sha256', (s) => (s.entry.servedDigest == null",
         replace: "['served_sha256', (s) => (s.entry.servedDigest !== 'never'",
+      },
+    ],
+    tests: [SERVED_DIGEST],
+  },
+  {
+    name: 'held-digest-compared-with-nothing',
+    breaks:
+      'S12 / integrity.md "The served digest": the lookup answers "same bytes" for any stored row that has a served digest, whatever digest it was given, so a rewrite served with new bytes goes unrecorded',
+    patches: [
+      {
+        file: 'src/store/read/stored-entries.ts',
+        find: "stored.served_sha256 = decode(i.digest, 'hex') as same",
+        replace: '(stored.served_sha256 is not null and i.digest is not null) as same',
+      },
+    ],
+    tests: [SERVED_DIGEST],
+  },
+  {
+    name: 'held-digest-for-id-served-twice',
+    breaks:
+      'S12 / integrity.md "The served digest", `conflicting_ids`: an id served twice in a batch is given its first copy\'s digest, so when that copy has the stored bytes its other version is never compared and goes unrecorded',
+    patches: [
+      {
+        file: 'src/sync/served.ts',
+        find: '!useDigest || groups.firstHashes.has(id) ? undefined',
+        replace: '!useDigest ? undefined',
       },
     ],
     tests: [SERVED_DIGEST],

@@ -7,7 +7,7 @@ import { contentHash } from '../core/normalise/canonical.js';
 import { type EntryKey, normaliseEntry } from '../core/normalise/entry.js';
 import type { NormalisedEntry } from '../core/normalise/types.js';
 import type { ServedEntry } from '../core/served-entry.js';
-import type { StoredVersion } from '../store/read/stored-entries.js';
+import { type HeldVersion, isSameBytes } from '../store/read/stored-entries.js';
 import type { RunCounters } from '../store/write/runs.js';
 import type { ServedVersion } from './run-types.js';
 import { type KeyedServed, type ServedGroups, sameAsStored } from './served.js';
@@ -50,7 +50,7 @@ export function classifyServed(
   runId: number,
   unique: readonly Served[],
   { firstHashes, others }: ServedGroups<Served>,
-  heldVersion: (id: string) => StoredVersion | undefined,
+  heldVersion: (id: string) => HeldVersion | undefined,
   counters: RunCounters,
   out: ClassifiedBatch,
   useDigest = true,
@@ -70,6 +70,12 @@ export function classifyServed(
       if (n.ok) out.fresh.push(n.value);
       else out.rejected.push(e.raw);
       for (const o of more) conflict(o.served.raw, firstHashes.get(id) as Buffer, o.hash);
+      continue;
+    }
+    // Served with the bytes stored (the lookup compared the digests; never for an id served twice
+    // in the batch): unchanged, and nothing more to sort.
+    if (isSameBytes(held)) {
+      counters.entriesMatched++;
       continue;
     }
     // The same bytes as stored (its served digest) or the same content hash: unchanged, and the

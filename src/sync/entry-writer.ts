@@ -11,7 +11,7 @@ import type { NormalisedEntry } from '../core/normalise/types.js';
 import type { ServedEntry } from '../core/served-entry.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../store/database.js';
-import { findStoredVersions, type StoredVersion } from '../store/read/stored-entries.js';
+import { findHeldVersions, type HeldVersion } from '../store/read/stored-entries.js';
 import {
   type EncodedEntries,
   encodeEntries,
@@ -36,7 +36,7 @@ interface SealedBatch {
   readonly groups: ServedGroups<Served>;
   readonly rejects: RejectedInput[];
   /** What the database holds of the batch's ids, as of every batch but the previous one written. */
-  readonly stored: Promise<Map<string, StoredVersion>>;
+  readonly stored: Promise<Map<string, HeldVersion>>;
   /** Whether entries are left to classify and encode (else the tracker's write was taken at sealing). */
   readonly late: boolean;
   /** The tracker's write, when taken as the batch was sealed. */
@@ -258,7 +258,7 @@ export class EntryWriter {
       ids.length === 0
         ? Promise.resolve(new Map())
         : this.queue(() =>
-            findStoredVersions(trx, this.o.tenantId, ids, digestsOf(groups, ids, this.o.useDigest)),
+            findHeldVersions(trx, this.o.tenantId, ids, digestsOf(groups, ids, this.o.useDigest)),
           );
     // Nothing left to encode: the tracker's rows so far are this batch's (the next page's entries
     // may be encoded before it is prepared). Otherwise the late part is encoded first.
@@ -312,7 +312,7 @@ export class EntryWriter {
     const before = previous === undefined ? undefined : await previous;
     const inDatabase = await sealed.stored;
     const { tenantId, runId } = this.o;
-    const heldVersion = (id: string): StoredVersion | undefined => {
+    const heldVersion = (id: string): HeldVersion | undefined => {
       const held = inDatabase.get(id);
       if (held !== undefined) return held;
       const early = before?.sealed.early?.hashes.get(id);

@@ -27,21 +27,23 @@ export function sameAsStored(
   stored: StoredVersion,
   useDigest = true,
 ): boolean {
-  if (useDigest && e.digest !== undefined && (stored.sameBytes ?? stored.servedDigest === e.digest))
-    return true;
+  if (useDigest && e.digest !== undefined && stored.servedDigest === e.digest) return true;
   return contentHash(e.raw).equals(stored.contentHash);
 }
 
 /**
- * The served digest of the first copy of each of `ids`, for the stored-version lookup to compare in
- * the database; undefined when digests are not to be used (`reconcile --deep`).
+ * The served digest of the first copy of each of `ids`, for the lookup to compare in the database
+ * (findHeldVersions); none for an id served more than once in the batch (its stored content hash is
+ * needed to sort its copies) nor when digests are not to be used (`reconcile --deep`).
  */
 export function digestsOf<T extends KeyedServed>(
-  groups: Pick<ServedGroups<T>, 'first'>,
+  groups: Pick<ServedGroups<T>, 'first' | 'firstHashes'>,
   ids: readonly string[],
   useDigest = true,
-): (string | undefined)[] | undefined {
-  return useDigest ? ids.map((id) => groups.first.get(id)?.digest) : undefined;
+): (string | undefined)[] {
+  return ids.map((id) =>
+    !useDigest || groups.firstHashes.has(id) ? undefined : groups.first.get(id)?.digest,
+  );
 }
 
 /** Another content served under an id already served in the batch. */

@@ -102,4 +102,25 @@ describe('the served digest', () => {
     const run = await reconcile();
     expect(run.counters.entriesChanged).toBe(1);
   });
+
+  it('does not hide a second version served beside it: an id served twice is compared by content', async () => {
+    // The stored bytes first, then another version of the id, on one page (one batch): the lookup
+    // is given no digest for an id served twice, or the unchanged copy would speak for both.
+    const hist = h.sandbox.history;
+    const entry = hist.entries()[90] as SandboxEntry;
+    const id = entry.metadata?.id as string;
+    const text = [...hist.jsonLines()].find((t) => (JSON.parse(t) as SandboxEntry).metadata?.id === id);
+    const other = hist.duplicate(id);
+    // Served after its copy, as a duplicate is: taken out and served again, it comes first.
+    hist.remove(id);
+    hist.insertRawText(text as string, { at: entry.metadata?.createdAt as string });
+    const served = [...hist.jsonLines()].filter((t) => (JSON.parse(t) as SandboxEntry).metadata?.id === id);
+    expect(served).toEqual([text, JSON.stringify(other)]);
+
+    const run = await reconcile();
+    expect(run.status).toBe('succeeded');
+    expect(run.integrity).toMatchObject({ entriesConflicting: 1 });
+    const found = await listDiscrepancies(h.database.db, { runId: run.runId });
+    expect(found.filter((d) => d.kind === 'conflicting_ids').map((d) => d.entryId)).toEqual([id]);
+  });
 });

@@ -18,56 +18,119 @@ export async function findStoredContent(
   return new Map([...versions].map(([id, v]) => [id, v.contentHash]));
 }
 
-/** A stored entry's content hash, whether it was served with the same bytes, and the run that stored it. */
+/** A stored entry's content hash, its served digest (when known) and the run that stored it. */
 export interface StoredVersion {
   readonly contentHash: Buffer;
   /** sha256 of its bytes as served, in hex (integrity.md, "The served digest"); undefined when not known. */
   readonly servedDigest?: string | undefined;
-  /**
-   * Whether its stored served digest equals the one the lookup was given for its id: the database
-   * compared them (findStoredVersions with `digests`). Undefined when none was given.
-   */
-  readonly sameBytes?: boolean | undefined;
   readonly runId: number;
 }
 
 /**
- * As {@link findStoredContent}, with the run that stored each entry. With `digests` (the served
- * digest of each id, in hex, or undefined), the database compares each with the stored one and
- * answers `sameBytes`; the digests themselves are not read back. Ids and digests go as one JSON
- * text each and rows come back by position, not id: a reconcile asks this of every entry served,
- * and a text array parameter, an id and a digest per row cost it more than the comparison.
+ * A stored entry served again with the bytes it was stored from: the database found its stored
+ * served digest equal to the one given (integrity.md, "The served digest"). Nothing more is read.
  */
+export interface SameBytes {
+  readonly sameBytes: true;
+}
+
+const SAME_BYTES: SameBytes = Object.freeze({ sameBytes: true });
+
+/** What findHeldVersions tells of an id stored: the same bytes, or its stored version. */
+export type HeldVersion = StoredVersion | SameBytes;
+
+export function isSameBytes(v: HeldVersion): v is SameBytes {
+  return (v as Partial<SameBytes>).sameBytes === true;
+}
+
+/** The rows of a lookup: what is stored of the ids at the given (1-based) positions. */
+function heldQuery(tenantId: string, ids: readonly string[], digests: readonly (string | undefined)[]) {
+  // ROWS FROM zips the two lists (the shorter padded with nulls): no digest, no comparison. Ids and
+  // digests go as one JSON text each, and rows come back by position, not id: a text array
+  // parameter and an id per row cost a reconcile, which asks this of every entry, more than the
+  // comparison.
+  return sql`
+    select i.n::int as n, stored.content_sha256, stored.served_sha256 = decode(i.digest, 'hex') as same,
+           stored.run_id, case when stored.content_sha256 is null then stored.raw end as raw
+    from rows from (json_array_elements_text(${JSON.stringify(ids)}::json),
+                    json_array_elements_text(${JSON.stringify(digests)}::json)) with ordinality as i(id, digest, n)
+    cross join lateral (
+      select e.content_sha256, e.served_sha256, e.raw, e.run_id from govtrail.history_entry e
+      where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`;
+}
+
+interface VersionRow {
+  n: number;
+  /** A Buffer from pg, a Uint8Array from PGlite. */
+  content_sha256: Uint8Array | null;
+  raw: unknown;
+  run_id: number | string;
+}
+
+/** The bytes as a Buffer: pg's own as they are, PGlite's viewed without a copy. */
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function versionOf(r: VersionRow): StoredVersion {
+  return {
+    contentHash: r.content_sha256 === null ? contentHash(r.raw) : asBuffer(r.content_sha256),
+    runId: Number(r.run_id),
+  };
+}
+
+/** As {@link findStoredContent}, with the run that stored each entry. */
 export async function findStoredVersions(
   db: Session,
   tenantId: string,
   ids: readonly string[],
-  digests?: readonly (string | undefined)[],
 ): Promise<Map<string, StoredVersion>> {
   if (ids.length === 0) return new Map();
-  // ROWS FROM zips the two lists (the shorter padded with nulls): no digest, no comparison.
-  const { rows } = await sql<{
-    n: number;
-    content_sha256: Buffer | null;
-    same_bytes: boolean | null;
-    raw: unknown;
-    run_id: number | string;
-  }>`
-    select i.n::int as n, stored.content_sha256, stored.served_sha256 = decode(i.digest, 'hex') as same_bytes,
-           stored.run_id, case when stored.content_sha256 is null then stored.raw end as raw
-    from rows from (json_array_elements_text(${JSON.stringify(ids)}::json),
-                    json_array_elements_text(${JSON.stringify(digests ?? [])}::json)) with ordinality as i(id, digest, n)
-    cross join lateral (
-      select e.content_sha256, e.served_sha256, e.raw, e.run_id from govtrail.history_entry e
-      where e.tenant_id = ${tenantId} and e.entry_id = i.id collate "C" limit 1) as stored`.execute(db);
+  const { rows } = await sql<VersionRow>`${heldQuery(tenantId, ids, [])}`.execute(db);
   const out = new Map<string, StoredVersion>();
-  for (const r of rows)
-    out.set(ids[r.n - 1] as string, {
-      contentHash: r.content_sha256 === null ? contentHash(r.raw) : r.content_sha256,
-      sameBytes: digests === undefined ? undefined : r.same_bytes === true,
-      runId: Number(r.run_id),
-    });
+  for (const r of rows) out.set(ids[r.n - 1] as string, versionOf(r));
   return out;
+}
+
+/**
+ * Of the given ids, those stored for the tenant: {@link SameBytes} for each whose stored served
+ * digest equals its entry in `digests` (the served digest of the copy at hand, in hex, or
+ * undefined), else its stored version. An entry served unchanged — nearly every one a reconcile
+ * or a look-back window is served — costs a number in one list, not a row.
+ */
+export async function findHeldVersions(
+  db: Session,
+  tenantId: string,
+  ids: readonly string[],
+  digests: readonly (string | undefined)[],
+): Promise<Map<string, HeldVersion>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await sql<VersionRow & { same: string | null }>`
+    with held as (${heldQuery(tenantId, ids, digests)})
+    select null::int as n, string_agg(n::text, ',') as same, null::bytea as content_sha256,
+           null::bigint as run_id, null::jsonb as raw
+    from held where same
+    union all
+    select n, null, content_sha256, run_id, raw from held where same is not true`.execute(db);
+  const out = new Map<string, HeldVersion>();
+  for (const r of rows) {
+    if (r.n !== null) out.set(ids[r.n - 1] as string, versionOf(r));
+    else if (r.same !== null) for (const n of positions(r.same)) out.set(ids[n - 1] as string, SAME_BYTES);
+  }
+  return out;
+}
+
+/** The numbers of a comma-separated list of positive integers, read without a string apiece. */
+function* positions(list: string): Generator<number> {
+  let n = 0;
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i);
+    if (c === 44 /* , */) {
+      yield n;
+      n = 0;
+    } else n = n * 10 + (c - 48);
+  }
+  yield n;
 }
 
 /** Of the given ids, those already stored for the tenant. */
