@@ -102,13 +102,36 @@ export async function staleTables(trx: Session, logger: Logger): Promise<Analyze
   }
 }
 
-/** ANALYZE of the given govtrail tables, in one statement. Samples at most 30 000 rows a table. */
-export async function analyzeTables(session: Session, tables: readonly AnalyzedTable[]): Promise<void> {
+/** The table whose ANALYZE takes longest (a column per setting: about 20 ms each, bench/RESULTS.md (o)). */
+const SLOWEST: AnalyzedTable = 'settings_snapshot';
+
+/**
+ * ANALYZE of the given govtrail tables, each sampling at most 30 000 rows. With `alongside` (a
+ * second connection of a server), settings_snapshot is analyzed there while the rest is analyzed
+ * on `session`: after a backfill the two halves take about as long, and the server has the cores
+ * (the run's process is idle by then). Otherwise in one statement.
+ */
+export async function analyzeTables(
+  session: Session,
+  tables: readonly AnalyzedTable[],
+  alongside?: (work: (other: Session) => Promise<void>) => Promise<void>,
+): Promise<void> {
   if (tables.length === 0) return;
-  const names = tables.map((t) => sql.table(`govtrail.${t}`));
   // The run's own changes reach the statistics system when this backend next goes idle, and at most
   // once a second: flushed after the ANALYZE they would count again as changes since it, and the
   // next small run would ANALYZE for nothing. So they are flushed first (PostgreSQL 15+).
   await sql`select pg_stat_force_next_flush()`.execute(session);
-  await sql`analyze ${sql.join(names)}`.execute(session);
+  const analyze = (s: Session, names: readonly AnalyzedTable[]) =>
+    sql`analyze ${sql.join(names.map((t) => sql.table(`govtrail.${t}`)))}`.execute(s);
+  const rest = tables.filter((t) => t !== SLOWEST);
+  if (alongside === undefined || rest.length === tables.length || rest.length === 0) {
+    await analyze(session, tables);
+    return;
+  }
+  await Promise.all([
+    alongside(async (other) => {
+      await analyze(other, [SLOWEST]);
+    }),
+    analyze(session, rest),
+  ]);
 }

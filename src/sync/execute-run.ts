@@ -9,7 +9,7 @@ import { servedOf } from '../core/served-entry.js';
 import { lookbackBound, storedKey } from '../core/stop-rule.js';
 import type { HistoryPage } from '../core/wire.js';
 import type { Logger } from '../runtime/logger.js';
-import type { Session } from '../store/database.js';
+import type { Database, Session } from '../store/database.js';
 import type { Checkpoint } from '../store/read/checkpoint.js';
 import { findLastRowHash, findNewestEntry, type StoredVersion } from '../store/read/stored-entries.js';
 import { type AnalyzedTable, analyzeTables, staleTables } from '../store/statistics.js';
@@ -61,6 +61,7 @@ export interface SequenceResult {
  * effort: a failure is logged, the run stands.
  */
 async function refreshStatistics(
+  database: Database,
   session: Session,
   tables: readonly AnalyzedTable[],
   logger: Logger,
@@ -68,7 +69,13 @@ async function refreshStatistics(
   if (tables.length === 0) return;
   const started = Date.now();
   try {
-    await analyzeTables(session, tables);
+    // A server analyzes the slowest table on a second connection meanwhile; the embedded
+    // database has one session.
+    const alongside =
+      database.kind === 'postgres'
+        ? (work: (other: Session) => Promise<void>) => database.withSession(work)
+        : undefined;
+    await analyzeTables(session, tables, alongside);
     logger.debug({ ms: Date.now() - started, tables }, 'table statistics refreshed');
   } catch (err) {
     logger.warn(
@@ -151,7 +158,7 @@ export async function executeRun(
         .transaction()
         .execute((trx) => runInTransaction(trx, runOptions, run, checkpoint, logger, sequence));
 
-      await refreshStatistics(session, result.stale, logger);
+      await refreshStatistics(database, session, result.stale, logger);
       logger.info(
         { ...run.counters, stopReason: result.stopReason, alerts: result.alerts, ms: Date.now() - started },
         `${kind} succeeded`,
