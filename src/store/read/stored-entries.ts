@@ -67,9 +67,9 @@ interface VersionRow {
   run_id: number | string;
 }
 
-/** The bytes as a Buffer: pg's own as they are, PGlite's viewed without a copy. */
+/** The bytes as a Buffer: pg's own as they are (a fresh Buffer per value), PGlite's copied. */
 function asBuffer(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return Buffer.isBuffer(b) ? b : Buffer.from(b);
 }
 
 function versionOf(r: VersionRow): StoredVersion {
