@@ -60,10 +60,10 @@ export class ServedEntry {
   }
 
   /**
-   * The entry as parsed. The first entry of a page asked for its value parses the whole page, and
-   * every entry of it gets its value: what asks for one value (a new entry to store) usually asks
-   * for its neighbours' too, and JSON.parse of a page costs a third less than of its entries one
-   * by one. An entry nobody asks (one stored already, served with the same bytes) is never parsed.
+   * The entry as parsed. The first entry of a page asked for its value has every entry of the page
+   * parsed (parsePage): what asks for one value (a new entry to store) usually asks for its
+   * neighbours' too. An entry nobody asks (one stored already, served with the same bytes) is
+   * never parsed.
    */
   get raw(): unknown {
     if (this.#raw === NOT_YET) ServedEntry.parsePage(this.#page as PageBody);

@@ -86,7 +86,7 @@ export async function findStoredVersions(
   ids: readonly string[],
 ): Promise<Map<string, StoredVersion>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await sql<VersionRow>`${heldQuery(tenantId, ids, [])}`.execute(db);
+  const { rows } = await heldQuery(tenantId, ids, []).$castTo<VersionRow>().execute(db);
   const out = new Map<string, StoredVersion>();
   for (const r of rows) out.set(ids[r.n - 1] as string, versionOf(r));
   return out;
@@ -96,7 +96,7 @@ export async function findStoredVersions(
  * Of the given ids, those stored for the tenant: {@link SameBytes} for each whose stored served
  * digest equals its entry in `digests` (the served digest of the copy at hand, in hex, or
  * undefined), else its stored version. An entry served unchanged — nearly every one a reconcile
- * or a look-back window is served — costs a number in one list, not a row.
+ * or a look-back window is served — costs its position in one comma-separated list, not a row.
  */
 export async function findHeldVersions(
   db: Session,
@@ -115,22 +115,10 @@ export async function findHeldVersions(
   const out = new Map<string, HeldVersion>();
   for (const r of rows) {
     if (r.n !== null) out.set(ids[r.n - 1] as string, versionOf(r));
-    else if (r.same !== null) for (const n of positions(r.same)) out.set(ids[n - 1] as string, SAME_BYTES);
+    else if (r.same !== null)
+      for (const n of r.same.split(',')) out.set(ids[Number(n) - 1] as string, SAME_BYTES);
   }
   return out;
-}
-
-/** The numbers of a comma-separated list of positive integers, read without a string apiece. */
-function* positions(list: string): Generator<number> {
-  let n = 0;
-  for (let i = 0; i < list.length; i++) {
-    const c = list.charCodeAt(i);
-    if (c === 44 /* , */) {
-      yield n;
-      n = 0;
-    } else n = n * 10 + (c - 48);
-  }
-  yield n;
 }
 
 /** Of the given ids, those already stored for the tenant. */
