@@ -22,11 +22,14 @@ interface Sample {
 
 /**
  * A strict reader of the Prometheus text format (0.0.4): every line is a comment, blank, or
- * `name{label="value",…} number`; anything else throws.
+ * `name{label="value",…} number`; anything else throws. A value is what Go's ParseFloat reads, as
+ * the format says: special values in any case, so prom-client's `Nan` (an event-loop lag not yet
+ * sampled) is a value, as it is to Prometheus.
  */
 function parsePrometheus(text: string): Sample[] {
   const samples: Sample[] = [];
-  const line = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.eE+-]+|NaN|\+Inf|-Inf))(?: -?\d+)?$/;
+  const line =
+    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|[+-]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?))(?: -?\d+)?$/;
   const label = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/gy;
   for (const raw of text.split('\n')) {
     if (raw === '' || raw.startsWith('# HELP ') || raw.startsWith('# TYPE ')) continue;
@@ -37,9 +40,17 @@ function parsePrometheus(text: string): Sample[] {
     label.lastIndex = 0;
     for (let l = label.exec(body); l !== null; l = label.exec(body)) labels[l[1] as string] = l[2] as string;
     if (label.lastIndex !== 0 && label.lastIndex !== body.length) throw new Error(`bad labels: ${raw}`);
-    samples.push({ name: m[1] as string, labels, value: Number(m[3]) });
+    samples.push({ name: m[1] as string, labels, value: special(m[3] as string) });
   }
   return samples;
+}
+
+function special(text: string): number {
+  const lower = text.toLowerCase();
+  if (lower.endsWith('nan')) return Number.NaN;
+  if (lower.endsWith('inf') || lower.endsWith('infinity'))
+    return lower.startsWith('-') ? -Infinity : Infinity;
+  return Number(text);
 }
 
 function value(samples: Sample[], name: string, labels: Record<string, string>): number | undefined {
