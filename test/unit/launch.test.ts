@@ -19,7 +19,7 @@ describe('how govtrail is started (S10 bounded)', () => {
     const launch = parseShebang(shebang);
     expect(launch.env).toEqual({ MALLOC_ARENA_MAX: '1' });
     expect(launch.nodeArgs).toContain('--max-semi-space-size=2');
-    expect(launch.nodeArgs).toContain('--heap-growing-percent=30');
+    expect(launch.nodeArgs).toContain('--heap-growing-percent=50');
   });
 
   it('this Node accepts every flag of it (a dropped V8 flag would stop the binary from starting)', () => {
