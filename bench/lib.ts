@@ -32,17 +32,15 @@ export interface SandboxProcess {
  */
 let entry: string[] = ['--import', 'tsx', 'src/main.ts'];
 
-/** Builds dist/ (tsc) and makes every later child run the build. */
+/** Builds dist/ as `npm run build` does (tsc, then the vendored bundles) and makes every later child run the build. */
 export function buildGovtrail(): void {
-  const r = spawnSync(
-    process.execPath,
+  for (const args of [
     [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-  if (r.status !== 0) throw new Error(`build failed (${r.status})`);
+    [path.join(ROOT, 'scripts/bundle-vendor.mjs')],
+  ]) {
+    const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`build failed (${r.status}): ${args.join(' ')}`);
+  }
   useBuiltGovtrail();
 }
 

@@ -1717,6 +1717,33 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/unit/launch.test.ts'],
   },
   {
+    name: 'vendor-bundles-not-resolved',
+    breaks:
+      'docs/design/architecture.md "Start-up cost": the binary no longer resolves the vendored package names to their bundles, so every command start links kysely, zod and yaml module by module again',
+    patches: [
+      {
+        file: 'src/runtime/vendor.ts',
+        find: "return url === undefined ? next(specifier, context) : { url, format: 'module', shortCircuit: true };",
+        replace: 'return next(specifier, context);',
+      },
+    ],
+    tests: ['test/integration/vendor-bundles.test.ts'],
+  },
+  {
+    name: 'vendor-bundle-drops-names',
+    breaks:
+      'docs/design/architecture.md "Start-up cost": a vendored bundle no longer exports every name its package does, so code written against the package fails only in the built binary',
+    patches: [
+      {
+        file: 'scripts/bundle-vendor.mjs',
+        find: "(n) => n !== 'default' && n !== '__esModule' && /^[A-Za-z_$][\\w$]*$/.test(n),",
+        replace:
+          "(n) => n !== 'default' && n !== '__esModule' && /^[A-Za-z_$][\\w$]*$/.test(n) && !n.startsWith('is'),",
+      },
+    ],
+    tests: ['test/integration/vendor-bundles.test.ts'],
+  },
+  {
     name: 'quiet-page-ignores-content',
     breaks:
       'S12 / sync.md "A run with nothing new": a first page whose entries are all stored closes the run without comparing their content, so a rewrite at the source goes unrecorded',

@@ -34,6 +34,9 @@ function enableCompileCache(): void {
 }
 
 enableCompileCache();
+// The build's bundled packages, in dist/vendor/ beside dist/src/ (none when run from src/).
+const { useVendorBundles } = await import('./runtime/vendor.js');
+useVendorBundles(new URL('../vendor/', import.meta.url));
 // Imported after the cache is on, so that the CLI's own modules are compiled through it.
 const { runCli } = await import('./cli.js');
 process.exitCode = await runCli(process.argv);
