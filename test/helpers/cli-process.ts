@@ -31,7 +31,15 @@ export function baseEnv(): Record<string, string> {
 
 /** Runs the CLI (from source, through tsx) and waits for it to end, or kills it at the deadline. */
 export function runGovtrail(args: readonly string[], env: Record<string, string>): Promise<Ended> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+  return runNode(['--import', 'tsx', 'src/main.ts', ...args], env);
+}
+
+/**
+ * Runs `node ARGV` in the repository (the base environment, LOG_LEVEL=warn, then `env`) and waits
+ * for it to end, or kills it at the deadline.
+ */
+export function runNode(argv: readonly string[], env: Record<string, string>): Promise<Ended> {
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...baseEnv(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

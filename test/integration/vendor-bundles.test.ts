@@ -3,13 +3,13 @@
  * bundle exports every name its package exports, and a real `govtrail sync` run with the bundles
  * loads them and never the installed packages, and stores what the source serves.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { baseEnv, HANG_MS } from '../helpers/cli-process.js';
+import { HANG_MS, runNode } from '../helpers/cli-process.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const HOOK = path.join(ROOT, 'test/helpers/log-module-loads.mjs');
@@ -56,34 +56,19 @@ describe('vendored bundles', () => {
     'a sync with the bundles loads them, not the installed packages, and stores every entry',
     async () => {
       const loads = path.join(scratch, 'loads.txt');
-      const child = spawn(
-        process.execPath,
+      const r = await runNode(
         ['--import', HOOK, '--import', 'tsx', 'test/helpers/vendored-cli.ts', vendor, 'sync'],
         {
-          cwd: ROOT,
-          env: {
-            ...baseEnv(),
-            LOG_LEVEL: 'warn',
-            GOVTRAIL_TEST_LOADS_FILE: loads,
-            GOVTRAIL_DATA_DIR: path.join(scratch, 'data'),
-            GOVTRAIL_BASE_URL: sandbox.baseUrl,
-            GOVTRAIL_CLIENT_ID: sandbox.credentials.secret.clientId,
-            GOVTRAIL_CLIENT_SECRET: sandbox.credentials.secret.clientSecret,
-            GOVTRAIL_TENANT: 'acme',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
+          GOVTRAIL_TEST_LOADS_FILE: loads,
+          GOVTRAIL_DATA_DIR: path.join(scratch, 'data'),
+          GOVTRAIL_BASE_URL: sandbox.baseUrl,
+          GOVTRAIL_CLIENT_ID: sandbox.credentials.secret.clientId,
+          GOVTRAIL_CLIENT_SECRET: sandbox.credentials.secret.clientSecret,
+          GOVTRAIL_TENANT: 'acme',
         },
       );
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      expect(code, out).toBe(0);
-      expect(out).toMatch(/acme\s+succeeded\s+40\s+40\s/);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/acme\s+succeeded\s+40\s+40\s/);
       const urls = readFileSync(loads, 'utf8').split('\n');
       for (const name of PACKAGES) {
         expect(urls.some((u) => u.startsWith('file://') && u.endsWith(`/vendor/${name}.js`))).toBe(true);
