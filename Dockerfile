@@ -11,6 +11,7 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts/bundle-vendor.mjs ./scripts/
+COPY rules ./rules
 # The binary runs itself: its first line (#!/usr/bin/env -S …) carries govtrail's Node flags and
 # MALLOC_ARENA_MAX (docs/deploy.md, "Memory").
 RUN npm run build && chmod 755 dist/src/main.js

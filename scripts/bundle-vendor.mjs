@@ -7,11 +7,14 @@
  * 100-160 ms of every `govtrail sync` or `reconcile` start, against 17-20 ms bundled
  * (bench/RESULTS.md (r)). The code is the package's own, unchanged; only the module boundaries go.
  *
+ * It also writes OUT/default-rules.json, the shipped rule pack's YAML as data (below).
+ *
  * Not vendored: undici, whose index evaluates its whole fetch/WebSocket stack whatever is asked
  * (a bundle saved 10-25 ms of its 110), pg and pino (a few modules each), and anything that reads
  * files beside its own modules (PGlite's WASM, pino's transport worker).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -53,3 +56,15 @@ for (const [name, file] of Object.entries(VENDORED)) {
   });
 }
 writeFileSync(path.join(out, 'vendor.json'), `${JSON.stringify(VENDORED, null, 2)}\n`);
+
+// The shipped rule pack's YAML as data, with the sha256 of the text it was parsed from: the pack is
+// loaded by nearly every command, and parsing its YAML is 47-52 ms of a start. The binary uses the
+// copy only while the YAML is still that text (src/config/rule-pack.ts). The options are those of
+// parseYamlDoc in src/core/rules/pack-schema.ts (a test compares the packs made both ways).
+const { parse } = await import('yaml');
+const rules = readFileSync(path.join(ROOT, 'rules/default-rules.yaml'), 'utf8');
+const copy = {
+  sha256: createHash('sha256').update(rules).digest('hex'),
+  parsed: parse(rules, { prettyErrors: false, uniqueKeys: true }),
+};
+writeFileSync(path.join(out, 'default-rules.json'), `${JSON.stringify(copy)}\n`);

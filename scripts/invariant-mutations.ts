@@ -1744,6 +1744,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/vendor-bundles.test.ts'],
   },
   {
+    name: 'rule-pack-copy-unchecked',
+    breaks:
+      'docs/design/architecture.md "Start-up cost": the build\'s copy of the shipped rule pack is used whatever the YAML now says, so an edited or upgraded rules/default-rules.yaml is ignored by the binary',
+    patches: [
+      {
+        file: 'src/config/rule-pack.ts',
+        find: "if (copy.sha256 !== hash('sha256', text, 'hex')) return undefined;",
+        replace: '',
+      },
+    ],
+    tests: ['test/integration/vendor-bundles.test.ts'],
+  },
+  {
     name: 'quiet-page-ignores-content',
     breaks:
       'S12 / sync.md "A run with nothing new": a first page whose entries are all stored closes the run without comparing their content, so a rewrite at the source goes unrecorded',

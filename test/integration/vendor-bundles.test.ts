@@ -1,13 +1,16 @@
 /**
  * The built binary's vendored packages (scripts/bundle-vendor.mjs, src/runtime/vendor.ts): each
  * bundle exports every name its package exports, and a real `govtrail sync` run with the bundles
- * loads them and never the installed packages, and stores what the source serves.
+ * loads them and never the installed packages, and stores what the source serves. And the build's
+ * copy of the shipped rule pack (src/config/rule-pack.ts): the same pack, used only for its text.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtPackData, defaultRulesPath } from '../../src/config/rule-pack.js';
+import { parseRulePack } from '../../src/core/rules/rules.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { HANG_MS, runNode } from '../helpers/cli-process.js';
 
@@ -50,6 +53,21 @@ describe('vendored bundles', () => {
     const installed = (await import(name)) as object;
     expect(importable(bundle)).toEqual(importable(installed));
     expect(importable(bundle).length).toBeGreaterThan(10);
+  });
+
+  it("the build's copy of the shipped rule pack makes the same pack as its YAML", () => {
+    const text = readFileSync(defaultRulesPath(), 'utf8');
+    const copy = builtPackData(text, path.join(vendor, 'default-rules.json'));
+    expect(copy).toBeDefined();
+    const pack = parseRulePack(copy ?? text);
+    expect(pack).toEqual(parseRulePack(text));
+    expect(pack.rules.length).toBeGreaterThan(10);
+  });
+
+  it('a copy made from another text is not used: the YAML is parsed', () => {
+    const text = readFileSync(defaultRulesPath(), 'utf8');
+    expect(builtPackData(`${text}\n# edited\n`, path.join(vendor, 'default-rules.json'))).toBeUndefined();
+    expect(builtPackData(text, path.join(vendor, 'no-such-copy.json'))).toBeUndefined();
   });
 
   it(

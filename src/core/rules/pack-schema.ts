@@ -401,6 +401,12 @@ function completeRule(raw: unknown, file: string, label: string): Rule {
 }
 
 /**
+ * The shipped pack: its YAML text, or that text already parsed into data (the build's copy,
+ * config/rule-pack.ts), which is validated all the same.
+ */
+export type DefaultPack = string | { readonly parsed: unknown };
+
+/**
  * Parses the shipped pack and an optional override (pure). Override semantics: an entry whose id
  * exists patches that rule key by key (a given `condition` replaces the condition whole, so a
  * parameter change restates it); a new id adds a complete rule; `ranks` replaces each list it
@@ -408,12 +414,13 @@ function completeRule(raw: unknown, file: string, label: string): Rule {
  * @throws GovtrailError `RULES_INVALID`, message `<file>: rule <id>: <key path>: <problem>`.
  */
 export function parseRulePack(
-  defaultYaml: string,
+  defaults: DefaultPack,
   overrideYaml?: string,
   overrideName = 'override',
 ): RulePack {
   const defaultName = 'default-rules.yaml';
-  const doc = validate(DefaultDocSchema, parseYamlDoc(defaultYaml, defaultName), defaultName, undefined);
+  const data = typeof defaults === 'string' ? parseYamlDoc(defaults, defaultName) : defaults.parsed;
+  const doc = validate(DefaultDocSchema, data, defaultName, undefined);
   const rules = new Map<string, Rule>();
   doc.rules.forEach((raw, i) => {
     const label = ruleLabel(raw, i);
