@@ -3,7 +3,7 @@
  * packages of many modules each (kysely, zod, yaml) into one ES module apiece, in dist/vendor/,
  * with vendor.json naming them. `useVendorBundles` makes this process resolve those package names
  * to the bundles, so that a command start loads one file per package instead of hundreds (about
- * 140 ms less CPU per start, bench/RESULTS.md (r)). Where there is no vendor.json — running from
+ * 170 ms less CPU per start, bench/RESULTS.md (r)). Where there is no vendor.json — running from
  * src/ (the tests, tsx), or a build without it — nothing changes: the packages load as installed.
  */
 import { readFileSync } from 'node:fs';

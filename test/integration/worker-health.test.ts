@@ -29,7 +29,7 @@ interface Sample {
 function parsePrometheus(text: string): Sample[] {
   const samples: Sample[] = [];
   const line =
-    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|[+-]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?))(?: -?\d+)?$/;
+    /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.eE+-]+|[+-]?(?:nan|inf(?:inity)?))(?: -?\d+)?$/i;
   const label = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/gy;
   for (const raw of text.split('\n')) {
     if (raw === '' || raw.startsWith('# HELP ') || raw.startsWith('# TYPE ')) continue;
