@@ -1697,7 +1697,7 @@ export const MUTATIONS: readonly Mutation[] = [
     patches: [
       {
         file: 'src/main.ts',
-        find: '#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=2 --heap-growing-percent=50',
+        find: '#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=4 --heap-growing-percent=50',
         replace: '#!/usr/bin/env node',
       },
     ],

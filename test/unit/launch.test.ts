@@ -18,7 +18,7 @@ describe('how govtrail is started (S10 bounded)', () => {
   it("the binary's first line bounds the heap and the malloc arenas", () => {
     const launch = parseShebang(shebang);
     expect(launch.env).toEqual({ MALLOC_ARENA_MAX: '1' });
-    expect(launch.nodeArgs).toContain('--max-semi-space-size=2');
+    expect(launch.nodeArgs).toContain('--max-semi-space-size=4');
     expect(launch.nodeArgs).toContain('--heap-growing-percent=50');
   });
 
