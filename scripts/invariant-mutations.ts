@@ -203,6 +203,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/integration/sync-changes-delete-recreate.test.ts'],
   },
   {
+    name: 'backfill-walk-ends-before-window',
+    breaks:
+      "S9: the backfill walk finishes an entry before the history its burst rule looks back on has arrived, so the first run's digest counts differ from the stored walk's",
+    patches: [
+      {
+        file: 'src/sync/backfill-walk.ts',
+        find: 'this.lookBackMs = Math.min(WALK_WINDOW_MS, longestWindowSeconds(pack) * 1000);',
+        replace: 'this.lookBackMs = 0;',
+      },
+    ],
+    tests: ['test/integration/sync-changes-backfill-walk.test.ts', 'test/unit/backfill-walk.test.ts'],
+  },
+  {
     name: 'reserved-content-not-compared',
     breaks: 'S12: a re-served stored entry is taken as matching without comparing its content hash',
     patches: [

@@ -2,18 +2,19 @@
  * The change walk of a tenant's first run, computed from the entries as they are inserted instead
  * of reading them all back afterwards. Pure: no I/O.
  *
- * The stored walk (changes.ts) reads every new entry back in (created_at, entry_id) order, diffs
- * it against the latest entry that says what the settings were, and evaluates the rules with the
- * burst window of the 24 h before it. On a backfill the tenant has no other rows, so the same
+ * The stored walk (change-step.ts) reads every new entry back in (created_at, entry_id) order,
+ * diffs it against the latest entry that says what the settings were, and evaluates the rules with
+ * the burst window of the 24 h before it. On a backfill the tenant has no other rows, so the same
  * walk can run over the entries themselves. They arrive newest first, so an entry is finished
- * once everything it looks back on has arrived: its diff base and 24 h (plus a margin) of older
- * entries. Entries are held until then, which keeps memory to about a day of history.
+ * once everything it looks back on has arrived: its diff base and as much older history as the
+ * pack's burst windows reach (an hour with the shipped pack, at most 24 h), plus a margin. Entries
+ * are held until then, which keeps memory to that much history, and most entries are finished
+ * within the page that brought them.
  *
  * It must give exactly what the stored walk gives, or nothing: whenever it cannot be sure (an
- * entry arrives more than a few seconds out of time order, an entry id whose byte order may differ from
- * JavaScript's, more than
- * `maxHeld` entries waiting), it gives up and the caller runs the stored walk, which replaces
- * every field change written so far.
+ * entry arrives more than a few seconds out of time order, an entry id whose byte order may differ
+ * from JavaScript's, more than `maxHeld` entries waiting), it gives up and the caller runs the
+ * stored walk, which replaces every field change written so far.
  */
 
 import { diffSnapshots, isDiffBase } from '../core/diff.js';
@@ -133,12 +134,21 @@ export class BackfillWalk {
   private first: EntryRow | undefined;
   private last: EntryRow | undefined;
   private readonly perRuleCounts: Record<string, number> = {};
+  /**
+   * How much older history an entry waits for: the longest burst window of the pack's rules (the
+   * only thing they look back on besides the diff base), at most WALK_WINDOW_MS. The default pack's
+   * is an hour: an entry is held for an hour of history, not a day, so most are finished within
+   * the page that brought them and their objects die young (docs/design/sync.md S10).
+   */
+  private readonly lookBackMs: number;
 
   constructor(
     private readonly pack: RulePack,
     private readonly tenantId: string,
     private readonly maxHeld = 200_000,
-  ) {}
+  ) {
+    this.lookBackMs = Math.min(WALK_WINDOW_MS, longestWindowSeconds(pack) * 1000);
+  }
 
   /** Why the walk gave up, or undefined while it is on track. */
   get gaveUp(): string | undefined {
@@ -215,7 +225,7 @@ export class BackfillWalk {
     // Entries still to come are older than oldest + DISORDER_MS: an entry is finished once its
     // burst window and its diff base lie above that (or once the history has ended).
     const settled = oldest.ms + DISORDER_MS;
-    const reach = oldest.ms + WALK_WINDOW_MS + MARGIN_MS;
+    const reach = oldest.ms + this.lookBackMs + MARGIN_MS;
     while (this.held.length > 0) {
       const top = this.held.length - 1;
       const e = this.held[top] as Held;

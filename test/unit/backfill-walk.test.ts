@@ -85,6 +85,32 @@ describe('BackfillWalk', () => {
     expect(done.result?.last?.entryId).toBe('B');
   });
 
+  it('holds an entry only for as much older history as the rules look back on (the default pack: an hour)', () => {
+    // B's base is A; C, older than A by more than the few seconds of disorder, settles it.
+    const feed = (w: BackfillWalk) => {
+      expect(w.add([entry('B', '2025-01-01T12:00:00.000000000Z', { enabled: false })])).toEqual([]);
+      expect(w.add([entry('A', '2025-01-01T10:00:00.000000000Z', { enabled: true })])).toEqual([]);
+      return w.add([entry('C', '2025-01-01T08:00:00.000000000Z', { enabled: true })]);
+    };
+    // Four hours of history behind B: its burst window (1 h) and a minute's margin are covered.
+    const hour = new BackfillWalk(pack, 'acme');
+    expect(feed(hour).map((c) => [c.entryId, c.change.field])).toEqual([['B', 'enabled']]);
+    expect(hour.heldCount).toBe(2);
+    // A pack that looks back twelve hours keeps B until twelve hours of history have come.
+    const burst = pack.rules.find((r) => r.condition.entries_in_window !== undefined);
+    const halfDay = {
+      ...pack,
+      rules: [
+        ...pack.rules.filter((r) => r !== burst),
+        { ...burst!, condition: { entries_in_window: { count: 3, window: '12h' } } },
+      ],
+    };
+    const held = new BackfillWalk(halfDay, 'acme');
+    expect(feed(held)).toEqual([]);
+    expect(held.heldCount).toBe(3);
+    expect(held.finish().changes.map((c) => c.entryId)).toEqual(['B', 'C']);
+  });
+
   it('gives up when an entry arrives out of time order by more than a few seconds', () => {
     const w = new BackfillWalk(pack, 'acme');
     w.add([entry('B', '2025-01-03T00:00:00.000000000Z')]);
