@@ -2,7 +2,7 @@
 /**
  * The `govtrail` binary. Its first line starts Node with a small young generation (4 MiB per
  * semi-space), a heap that grows by 50 % over what is live instead of up to 4×, and one malloc
- * arena: a 100 000-entry backfill's peak RSS 423-431 -> 146-153 MiB (docs/deploy.md "Memory",
+ * arena: a 100 000-entry backfill's peak RSS 423-431 -> 136-143 MiB (docs/deploy.md "Memory",
  * bench/RESULTS.md (n) and (s)). V8 sizes
  * its heap before any code runs, so this line is the only place govtrail can say so; the other
  * ways it is started (npm start, the image's ENTRYPOINT, the benchmarks) take the same flags from
