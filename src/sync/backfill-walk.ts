@@ -138,7 +138,8 @@ export class BackfillWalk {
    * How much older history an entry waits for: the longest burst window of the pack's rules (the
    * only thing they look back on besides the diff base), at most WALK_WINDOW_MS. The default pack's
    * is an hour: an entry is held for an hour of history, not a day, so most are finished within
-   * the page that brought them and their objects die young (docs/design/sync.md S10).
+   * the page that brought them and their objects die young (docs/design/sync.md S9; what that
+   * saves, bench/RESULTS.md (s)).
    */
   private readonly lookBackMs: number;
 
